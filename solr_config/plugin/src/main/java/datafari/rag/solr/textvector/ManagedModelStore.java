@@ -38,8 +38,27 @@ public class ManagedModelStore extends ManagedResource
         .registerManagedResource(REST_END_POINT, ManagedModelStore.class, observer);
   }
 
+  /** The store of a core; it exists once the knn_text_to_vector query parser is declared. */
   static ManagedModelStore of(SolrCore core) {
-    return (ManagedModelStore) core.getRestManager().getManagedResource(REST_END_POINT);
+    try {
+      return (ManagedModelStore) core.getRestManager().getManagedResource(REST_END_POINT);
+    } catch (SolrException e) {
+      throw new SolrException(
+          ErrorCode.SERVER_ERROR,
+          "No text-to-vector model store: declare the knn_text_to_vector query parser in solrconfig.xml",
+          e);
+    }
+  }
+
+  /** The model by name, or an error that names the store when it is absent. */
+  static TextToVectorModel require(ManagedModelStore store, String name) {
+    TextToVectorModel model = store == null ? null : store.getModel(name);
+    if (model == null) {
+      throw new SolrException(
+          ErrorCode.BAD_REQUEST,
+          "The model requested '" + name + "' can't be found in the store: " + REST_END_POINT);
+    }
+    return model;
   }
 
   @Override

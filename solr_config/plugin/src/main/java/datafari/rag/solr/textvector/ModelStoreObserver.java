@@ -3,8 +3,6 @@ package datafari.rag.solr.textvector;
 import java.io.IOException;
 import org.apache.lucene.util.ResourceLoader;
 import org.apache.lucene.util.ResourceLoaderAware;
-import org.apache.solr.common.SolrException;
-import org.apache.solr.common.SolrException.ErrorCode;
 import org.apache.solr.common.util.NamedList;
 import org.apache.solr.core.SolrResourceLoader;
 import org.apache.solr.rest.ManagedResource;
@@ -27,17 +25,7 @@ final class ModelStoreObserver implements ResourceLoaderAware, ManagedResourceOb
     }
   }
 
-  /** The model by name, or a 400 that names the store when it is absent. */
   TextToVectorModel require(String name) {
-    TextToVectorModel model = store == null ? null : store.getModel(name);
-    if (model == null) {
-      throw new SolrException(
-          ErrorCode.BAD_REQUEST,
-          "The model requested '"
-              + name
-              + "' can't be found in the store: "
-              + ManagedModelStore.REST_END_POINT);
-    }
-    return model;
+    return ManagedModelStore.require(store, name);
   }
 }

@@ -4,8 +4,6 @@ import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.lucene.util.ResourceLoader;
-import org.apache.lucene.util.ResourceLoaderAware;
 import org.apache.solr.common.SolrException;
 import org.apache.solr.common.SolrException.ErrorCode;
 import org.apache.solr.common.SolrInputDocument;
@@ -25,13 +23,12 @@ import org.slf4j.LoggerFactory;
  * Embeds {@code inputField} into the dense vector {@code outputField} with a model of the store,
  * one call per document. When the embedding call fails the document is still indexed, without a
  * vector (as Solr's own processor does); the optional {@code hasVectorField} (a boolean) records
- * which case happened, so that an indexer can find and repair chunks that lack a vector.
+ * which case happened, so that an indexer can find and repair chunks that lack a vector. The
+ * model store is the core's, registered by the knn_text_to_vector query parser.
  */
-public class TextToVectorUpdateProcessorFactory extends UpdateRequestProcessorFactory
-    implements ResourceLoaderAware {
+public class TextToVectorUpdateProcessorFactory extends UpdateRequestProcessorFactory {
   private static final Logger log = LoggerFactory.getLogger(MethodHandles.lookup().lookupClass());
 
-  private final ModelStoreObserver models = new ModelStoreObserver();
   private String inputField;
   private String outputField;
   private String modelName;
@@ -47,11 +44,6 @@ public class TextToVectorUpdateProcessorFactory extends UpdateRequestProcessorFa
   }
 
   @Override
-  public void inform(ResourceLoader loader) throws IOException {
-    models.inform(loader);
-  }
-
-  @Override
   public UpdateRequestProcessor getInstance(
       SolrQueryRequest req, SolrQueryResponse rsp, UpdateRequestProcessor next) {
     SchemaField field = req.getSchema().getField(outputField);
@@ -59,7 +51,8 @@ public class TextToVectorUpdateProcessorFactory extends UpdateRequestProcessorFa
       throw new SolrException(
           ErrorCode.SERVER_ERROR, "Field '" + outputField + "' is not a DenseVectorField");
     }
-    return new Processor(models.require(modelName), next);
+    return new Processor(
+        ManagedModelStore.require(ManagedModelStore.of(req.getCore()), modelName), next);
   }
 
   private final class Processor extends UpdateRequestProcessor {

@@ -1,0 +1,1 @@
+"""The local AI agent: an OpenAI-compatible embedding service backed by a real model."""

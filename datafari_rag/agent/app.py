@@ -1,0 +1,31 @@
+"""The local AI agent's Flask application (``datafari-rag agent`` serves it with gunicorn)."""
+
+from __future__ import annotations
+
+from flask import Flask, Response
+
+from .embeddings import bp as embeddings_bp
+from .embeddings import openai_error
+from .model import SentenceEmbedder
+
+
+def create_agent_app(embedder: SentenceEmbedder | None = None) -> Flask:
+    """Builds the agent; the model is loaded once here and shared by all request threads."""
+    app = Flask("datafari_rag.agent")
+    app.extensions["embedder"] = embedder or SentenceEmbedder()
+    app.register_blueprint(embeddings_bp)
+
+    @app.errorhandler(404)
+    def not_found(_: Exception) -> Response:
+        return openai_error(404, "Unknown endpoint.", code="not_found")
+
+    @app.errorhandler(405)
+    def bad_method(_: Exception) -> Response:
+        return openai_error(405, "Method not allowed on this endpoint.")
+
+    @app.errorhandler(Exception)
+    def internal(exc: Exception) -> Response:
+        app.logger.exception("agent request failed")
+        return openai_error(500, f"The agent failed: {type(exc).__name__}.")
+
+    return app

@@ -1,0 +1,106 @@
+"""OpenAI-compatible ``POST /v1/embeddings``, ``GET /v1/models`` and ``GET /health``.
+
+Follows the OpenAI API conventions that clients rely on: ``input`` as a string or a list of
+strings, ``encoding_format`` ``float`` (default) or ``base64`` (little-endian float32, what the
+``openai`` Python client asks for), ``usage`` with token counts, and OpenAI's error shape.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from typing import Any
+
+import numpy as np
+from flask import Blueprint, Response, current_app, jsonify, request
+
+from .model import DIMENSION, MODEL_NAME, SentenceEmbedder
+
+MAX_INPUTS = 2048  # OpenAI's limit per request
+MAX_INPUT_CHARS = 100_000
+
+bp = Blueprint("embeddings", __name__)
+_STARTED = int(time.time())
+
+
+def openai_error(status: int, message: str, param: str | None = None, code: str | None = None) -> Response:
+    """OpenAI's error body: {"error": {"message", "type", "param", "code"}}."""
+    kind = "invalid_request_error" if status < 500 else "server_error"
+    body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
+    response = jsonify(body)
+    response.status_code = status
+    return response
+
+
+def _embedder() -> SentenceEmbedder:
+    return current_app.extensions["embedder"]
+
+
+def _parse_inputs(body: Any) -> list[str] | Response:
+    if not isinstance(body, dict):
+        return openai_error(400, "The request body must be a JSON object.")
+    raw = body.get("input")
+    texts = [raw] if isinstance(raw, str) else raw
+    if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
+        return openai_error(400, "'input' must be a string or a non-empty list of strings.", "input")
+    if len(texts) > MAX_INPUTS:
+        return openai_error(400, f"'input' may hold at most {MAX_INPUTS} texts.", "input")
+    if any(len(t) > MAX_INPUT_CHARS for t in texts):
+        return openai_error(400, f"Each input may be at most {MAX_INPUT_CHARS} characters.", "input")
+    return texts
+
+
+@bp.post("/v1/embeddings")
+def create_embeddings() -> Response:
+    body = request.get_json(silent=True)
+    texts = _parse_inputs(body)
+    if isinstance(texts, Response):
+        return texts
+    model = body.get("model", MODEL_NAME)
+    if model != MODEL_NAME:
+        return openai_error(404, f"The model '{model}' does not exist; this agent serves '{MODEL_NAME}'.", "model", "model_not_found")
+    encoding = body.get("encoding_format", "float")
+    if encoding not in ("float", "base64"):
+        return openai_error(400, "'encoding_format' must be 'float' or 'base64'.", "encoding_format")
+    dimensions = body.get("dimensions")
+    if dimensions is not None and dimensions != DIMENSION:
+        return openai_error(400, f"This model only produces {DIMENSION} dimensions.", "dimensions")
+
+    embedder = _embedder()
+    vectors = embedder.embed(texts)
+    tokens = sum(embedder.count_tokens(t) for t in texts)
+    data = []
+    for i, vector in enumerate(vectors):
+        if encoding == "base64":
+            value: Any = base64.b64encode(vector.astype("<f4").tobytes()).decode("ascii")
+        else:
+            value = [float(x) for x in vector]
+        data.append({"object": "embedding", "index": i, "embedding": value})
+    return jsonify(
+        {
+            "object": "list",
+            "data": data,
+            "model": MODEL_NAME,
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
+    )
+
+
+@bp.get("/v1/models")
+def list_models() -> Response:
+    return jsonify(
+        {
+            "object": "list",
+            "data": [{"id": MODEL_NAME, "object": "model", "created": _STARTED, "owned_by": "datafari-rag"}],
+        }
+    )
+
+
+@bp.get("/health")
+def health() -> Response:
+    return jsonify({"status": "UP", "model": MODEL_NAME, "dimension": DIMENSION})
+
+
+def decode_base64_embedding(value: str) -> np.ndarray:
+    """The inverse of the base64 encoding above (what OpenAI clients do)."""
+    return np.frombuffer(base64.b64decode(value), dtype="<f4")
