@@ -58,7 +58,12 @@ def create_embeddings() -> Response:
         return texts
     model = body.get("model", MODEL_NAME)
     if model != MODEL_NAME:
-        return openai_error(404, f"The model '{model}' does not exist; this agent serves '{MODEL_NAME}'.", "model", "model_not_found")
+        return openai_error(
+            404,
+            f"The model '{model}' does not exist; this agent serves '{MODEL_NAME}'.",
+            "model",
+            "model_not_found",
+        )
     encoding = body.get("encoding_format", "float")
     if encoding not in ("float", "base64"):
         return openai_error(400, "'encoding_format' must be 'float' or 'base64'.", "encoding_format")

@@ -1,0 +1,1 @@
+"""HTTP entry points: thin Flask blueprints that validate, call one function, format Datafari's JSON."""

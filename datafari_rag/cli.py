@@ -1,0 +1,220 @@
+"""``datafari-rag``: run Solr locally, bootstrap it, serve the agent and the sidecar, or all at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+from urllib.parse import urlsplit
+
+import click
+import requests
+
+from .config import ConfigError, Settings, load_settings
+from .paths import CONF
+from .services import build_services
+from .solr import SolrError
+from .solr.bootstrap import bootstrap
+from .solr.runtime import LocalSolr, RuntimeProblem, ensure_jars
+
+
+def _clear_errors(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Turns the errors a user can cause into one readable line, never a stack trace."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except (ConfigError, SolrError, RuntimeProblem) as exc:
+            raise click.ClickException(str(exc)) from exc
+
+    return wrapper
+
+
+def _settings() -> Settings:
+    try:
+        return load_settings()
+    except ConfigError as exc:
+        raise click.ClickException(f"Configuration error: {exc}") from exc
+
+
+@click.group()
+@click.version_option(package_name="datafari-rag")
+def main() -> None:
+    """Retrieval-augmented answers over Solr, Datafari RagAPI compatible."""
+
+
+@main.group()
+def solr() -> None:
+    """The local Solr 9.10 runtime (Maven Central jars, SolrCloud with embedded ZooKeeper)."""
+
+
+def _local_solr(port: int | None) -> LocalSolr:
+    """The local node, on the given port or the port of solr.url."""
+    return LocalSolr(port=port or urlsplit(_settings().solr_url).port or 8983)
+
+
+@solr.command("start")
+@click.option(
+    "--port", type=int, help="Solr port (default: the port of solr.url); ZooKeeper uses port + 1000."
+)
+@click.option("--timeout", type=float, default=120.0, show_default=True)
+@_clear_errors
+def solr_start(port: int | None, timeout: float) -> None:
+    """Starts Solr in the background and waits until it answers."""
+    node = _local_solr(port)
+    seconds = node.start(timeout=timeout)
+    click.echo(f"Solr is running at {node.url} (pid {node.pid()}, ready in {seconds:.1f}s)")
+
+
+@solr.command("stop")
+@click.option("--port", type=int)
+@_clear_errors
+def solr_stop(port: int | None) -> None:
+    """Stops the local Solr."""
+    click.echo("Solr stopped" if _local_solr(port).stop() else "Solr was not running")
+
+
+@solr.command("status")
+@click.option("--port", type=int)
+@_clear_errors
+def solr_status(port: int | None) -> None:
+    """Says whether the local Solr runs, and its version."""
+    click.echo(json.dumps(_local_solr(port).status(), indent=2))
+
+
+@solr.command("fetch")
+@_clear_errors
+def solr_fetch() -> None:
+    """Resolves the Solr jars with Maven (done by `start` when needed)."""
+    click.echo("jars fetched" if ensure_jars() else "jars already up to date")
+
+
+@main.command("bootstrap")
+@click.option("--shards", type=click.IntRange(1, 64), default=1, show_default=True)
+@click.option("--replicas", type=click.IntRange(1, 8), default=1, show_default=True)
+@_clear_errors
+def bootstrap_cmd(shards: int, replicas: int) -> None:
+    """Uploads configsets, creates FileShare and VectorMain, installs the embedding model."""
+    settings = _settings()
+    report = bootstrap(build_services(settings).solr, settings, shards, replicas)
+    for line in report.lines():
+        click.echo(line)
+
+
+@main.command("index-sample")
+@_clear_errors
+def index_sample_cmd() -> None:
+    """Indexes the sample corpus that ships with the project."""
+    from .indexing.sample import index_sample
+
+    settings = _settings()
+    click.echo(f"indexed {index_sample(build_services(settings).solr, settings)} sample documents")
+
+
+def _gunicorn(app: str, config: str) -> list[str]:
+    return [sys.executable, "-m", "gunicorn", "-c", str(CONF / config), app]
+
+
+@main.command("agent")
+@click.option("--host", default=None, help="Default: agent.host.")
+@click.option("--port", type=int, default=None, help="Default: agent.port.")
+def agent_cmd(host: str | None, port: int | None) -> None:
+    """Serves the local AI agent (OpenAI-compatible embeddings) with gunicorn."""
+    settings = _settings()
+    os.environ["DATAFARI_RAG_AGENT_HOST"] = host or settings.agent_host
+    os.environ["DATAFARI_RAG_AGENT_PORT"] = str(port or settings.agent_port)
+    command = _gunicorn("datafari_rag.agent.app:create_agent_app()", "gunicorn_agent.conf.py")
+    os.execv(command[0], command)
+
+
+@main.command("serve")
+def serve_cmd() -> None:
+    """Serves the sidecar API with gunicorn (conf/gunicorn.conf.py)."""
+    settings = _settings()
+    os.environ.setdefault("DATAFARI_RAG_SERVER_HOST", settings.server_host)
+    os.environ.setdefault("DATAFARI_RAG_SERVER_PORT", str(settings.server_port))
+    command = _gunicorn("datafari_rag.app:create_app()", "gunicorn.conf.py")
+    os.execv(command[0], command)
+
+
+def _wait_http(url: str, timeout: float, process: subprocess.Popen[bytes], name: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise click.ClickException(f"The {name} exited with code {process.returncode}.")
+        try:
+            if requests.get(url, timeout=2).status_code < 500:
+                return
+        except requests.RequestException:
+            pass
+        time.sleep(0.3)
+    raise click.ClickException(f"The {name} did not answer at {url} within {timeout:.0f}s.")
+
+
+@main.command("run")
+@_clear_errors
+def run_cmd() -> None:
+    """Starts Solr, the agent and the sidecar, bootstraps, indexes the sample; Ctrl-C stops all."""
+    settings = _settings()
+    node = _local_solr(None)
+    started_solr = node.pid() is None
+    children: list[subprocess.Popen[bytes]] = []
+
+    def stop_all(*_: Any) -> None:
+        for child in reversed(children):
+            if child.poll() is None:
+                child.terminate()
+        for child in children:
+            try:
+                child.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                child.kill()
+        if started_solr:
+            node.stop()
+
+    try:
+        click.echo(f"Solr ready at {node.url} in {node.start():.1f}s")
+        env = {**os.environ, "DATAFARI_RAG_SOLR_URL": node.url}
+        children.append(
+            subprocess.Popen(
+                _gunicorn("datafari_rag.agent.app:create_agent_app()", "gunicorn_agent.conf.py"), env=env
+            )
+        )
+        _wait_http(f"{settings.agent_url}/models", 60, children[-1], "agent")
+        click.echo(f"Agent ready at {settings.agent_url}")
+        services = build_services(settings.replace(solr_url=node.url))
+        for line in bootstrap(services.solr, services.settings).lines():
+            click.echo(line)
+        from .indexing.sample import index_sample
+
+        click.echo(f"Indexed {index_sample(services.solr, services.settings)} sample documents")
+        children.append(
+            subprocess.Popen(_gunicorn("datafari_rag.app:create_app()", "gunicorn.conf.py"), env=env)
+        )
+        base = f"http://{settings.server_host}:{settings.server_port}"
+        _wait_http(f"{base}/health", 60, children[-1], "sidecar")
+        health = requests.get(f"{base}/health", timeout=30).json()
+        click.echo(f"Sidecar health: {health['status']}")
+        click.echo("\nTry:")
+        click.echo(f"  curl {base}/health")
+        click.echo(
+            f"  curl '{node.url}/{settings.collection_vector}/vector?queryrag=working+from+home&fl=id,title,score'"
+        )
+        click.echo(f"  curl '{node.url}/{settings.collection_main}/select?q=password&fl=id,title,score'")
+        click.echo(f"  curl {settings.agent_url}/models")
+        click.echo("\nCtrl-C stops everything that was started.")
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        while all(child.poll() is None for child in children):
+            time.sleep(1)
+        raise click.ClickException("A service stopped unexpectedly; stopping the others.")
+    except KeyboardInterrupt:
+        click.echo("\nStopping…")
+    finally:
+        stop_all()

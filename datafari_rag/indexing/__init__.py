@@ -1,0 +1,1 @@
+"""Getting documents into FileShare and their chunks, with vectors, into VectorMain."""

@@ -1,0 +1,89 @@
+"""Solr's admin APIs the sidecar uses: system info, configsets, collections, the model store.
+
+The model store (``/schema/text-to-vector-model-store``) echoes the embedding service's API
+key, so its content leaves this module only with the key redacted (see :func:`redact_model`).
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from .client import SolrClient, SolrError
+
+MODEL_STORE = "schema/text-to-vector-model-store"
+SECRET_PARAMS = ("apiKey", "api_key", "token")
+
+
+def system_info(solr: SolrClient) -> dict[str, Any]:
+    """Solr's version and mode (``solrcloud`` or ``std``)."""
+    info = solr.get("admin/info/system")
+    return {"version": info["lucene"]["solr-spec-version"], "mode": info.get("mode", "std")}
+
+
+def list_collections(solr: SolrClient) -> list[str]:
+    return list(solr.get("admin/collections", {"action": "LIST"}).get("collections", []))
+
+
+def zip_configset(folder: Path) -> bytes:
+    """The configset folder as the zip the Configsets API takes (paths relative to conf/)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for file in sorted(folder.rglob("*")):
+            if file.is_file():
+                archive.write(file, file.relative_to(folder).as_posix())
+    return buffer.getvalue()
+
+
+def upload_configset(solr: SolrClient, name: str, folder: Path) -> None:
+    """Uploads (or overwrites) a configset; files Solr keeps there, like the model store, stay."""
+    solr.request(
+        "POST",
+        "admin/configs",
+        params={"action": "UPLOAD", "name": name, "overwrite": "true"},
+        data=zip_configset(folder),
+        headers={"Content-Type": "application/octet-stream"},
+    )
+
+
+def create_collection(solr: SolrClient, name: str, configset: str, shards: int, replicas: int) -> None:
+    solr.get(
+        "admin/collections",
+        {
+            "action": "CREATE",
+            "name": name,
+            "collection.configName": configset,
+            "numShards": shards,
+            "replicationFactor": replicas,
+            "waitForFinalState": "true",
+        },
+        timeout=max(solr.timeout, 120),
+    )
+
+
+def reload_collection(solr: SolrClient, name: str) -> None:
+    solr.get("admin/collections", {"action": "RELOAD", "name": name}, timeout=max(solr.timeout, 120))
+
+
+def get_models(solr: SolrClient, collection: str) -> list[dict[str, Any]]:
+    return list(solr.get(f"{collection}/{MODEL_STORE}").get("models", []))
+
+
+def put_model(solr: SolrClient, collection: str, model: dict[str, Any]) -> None:
+    solr.request("PUT", f"{collection}/{MODEL_STORE}", json=model)
+
+
+def delete_model(solr: SolrClient, collection: str, name: str) -> None:
+    try:
+        solr.request("DELETE", f"{collection}/{MODEL_STORE}/{name}")
+    except SolrError as exc:
+        if exc.status != 404:
+            raise
+
+
+def redact_model(model: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a model entry that is safe to show: secrets replaced by ``***``."""
+    params = {k: ("***" if k in SECRET_PARAMS else v) for k, v in (model.get("params") or {}).items()}
+    return {**model, "params": params}
