@@ -1,0 +1,104 @@
+"""Session fixtures on the real components: the local agent's real model and a real Solr.
+
+Solr comes from ``DATAFARI_RAG_SOLR_URL`` if set, else from a container when a Docker engine
+answers, else from the project's local runtime (Maven jars), started once on a free port.
+Test collections carry a prefix so that a shared Solr's own collections are never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from datafari_rag.agent.app import create_agent_app
+from datafari_rag.agent.model import SentenceEmbedder
+from datafari_rag.config import Settings
+from datafari_rag.solr import SolrClient
+from datafari_rag.solr.bootstrap import BootstrapReport, bootstrap
+from tests.servers import free_port, serve
+
+TEST_PREFIX = os.environ.get("DATAFARI_RAG_TEST_PREFIX", "test_")
+
+
+def _say(config: pytest.Config, line: str) -> None:
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(line)
+
+
+@pytest.fixture(scope="session")
+def embedder() -> SentenceEmbedder:
+    return SentenceEmbedder()
+
+
+@pytest.fixture(scope="session")
+def agent_url(embedder: SentenceEmbedder) -> Iterator[str]:
+    """The real agent (real model) on a free port; its OpenAI base URL (…/v1)."""
+    with serve(create_agent_app(embedder)) as url:
+        yield f"{url}/v1"
+
+
+def _docker_available() -> bool:
+    try:
+        import docker
+
+        docker.from_env().ping()
+        return True
+    except Exception:
+        return False
+
+
+@pytest.fixture(scope="session")
+def solr_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    if os.environ.get("DATAFARI_RAG_SOLR_URL"):
+        _say(request.config, f"Solr: using DATAFARI_RAG_SOLR_URL={os.environ['DATAFARI_RAG_SOLR_URL']}")
+        yield os.environ["DATAFARI_RAG_SOLR_URL"]
+        return
+    if _docker_available():
+        from tests.solr_container import solr_container
+
+        with solr_container() as url:
+            _say(request.config, f"Solr: container at {url}")
+            yield url
+        return
+    from datafari_rag.solr.runtime import LocalSolr
+
+    home = Path(tempfile.mkdtemp(prefix="datafari-rag-solr-"))
+    node = LocalSolr(port=free_port(), home=home)
+    seconds = node.start(timeout=180)
+    _say(
+        request.config,
+        f"Solr: local runtime {node.status().get('version')} from Maven jars at {node.url}, ready in {seconds:.1f}s",
+    )
+    try:
+        yield node.url
+    finally:
+        node.stop()
+
+
+@pytest.fixture(scope="session")
+def settings(solr_url: str, agent_url: str) -> Settings:
+    return Settings(
+        solr_url=solr_url,
+        collection_main=f"{TEST_PREFIX}FileShare",
+        collection_vector=f"{TEST_PREFIX}VectorMain",
+        embeddings_endpoint=agent_url,
+    )
+
+
+@pytest.fixture(scope="session")
+def solr(settings: Settings) -> SolrClient:
+    return SolrClient(settings.solr_url, timeout=60)
+
+
+@pytest.fixture(scope="session")
+def bootstrapped(request: pytest.FixtureRequest, solr: SolrClient, settings: Settings) -> BootstrapReport:
+    began = time.monotonic()
+    report = bootstrap(solr, settings)
+    _say(request.config, f"bootstrap ({time.monotonic() - began:.1f}s): " + "; ".join(report.lines()))
+    return report

@@ -1,0 +1,82 @@
+"""The local agent serves the real all-MiniLM-L6-v2 vectors through the OpenAI embeddings API."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import requests
+from openai import OpenAI
+
+from datafari_rag.agent.embeddings import decode_base64_embedding
+from datafari_rag.agent.model import DIMENSION, MODEL_NAME
+
+REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "reference_vectors.json").read_text())
+
+
+def test_vectors_match_the_reference_model(agent_url: str) -> None:
+    """Vectors computed by sentence-transformers (tests/fixtures) are reproduced, cos >= 0.999."""
+    client = OpenAI(base_url=agent_url, api_key="local")  # asks for base64, as OpenAI clients do
+    texts = [item["text"] for item in REFERENCE["items"]]
+    served = client.embeddings.create(model=MODEL_NAME, input=texts)
+    for item, data in zip(REFERENCE["items"], served.data, strict=True):
+        reference = np.array(item["vector"], dtype=np.float32)
+        cosine = float(np.dot(reference, data.embedding) / np.linalg.norm(reference) / np.linalg.norm(data.embedding))
+        assert cosine >= 0.999, (item["text"][:40], cosine)
+
+
+def test_float_and_base64_encodings_agree(agent_url: str) -> None:
+    body = {"model": MODEL_NAME, "input": "Le chat est assis sur le tapis."}
+    floats = requests.post(f"{agent_url}/embeddings", json=body, timeout=30).json()
+    b64 = requests.post(f"{agent_url}/embeddings", json={**body, "encoding_format": "base64"}, timeout=30).json()
+    as_float = np.array(floats["data"][0]["embedding"], dtype=np.float32)
+    as_b64 = decode_base64_embedding(b64["data"][0]["embedding"])
+    assert as_float.shape == (DIMENSION,)
+    np.testing.assert_allclose(as_float, as_b64, atol=1e-7)
+    assert floats["object"] == "list" and floats["data"][0]["index"] == 0
+    assert floats["usage"]["prompt_tokens"] == floats["usage"]["total_tokens"] > 2
+
+
+def test_a_text_gets_the_same_vector_whatever_shares_its_batch(agent_url: str) -> None:
+    alone = requests.post(f"{agent_url}/embeddings", json={"input": ["short text"]}, timeout=30).json()
+    texts = ["short text", "a much longer text " * 40, "x"]
+    mixed = requests.post(f"{agent_url}/embeddings", json={"input": texts}, timeout=30).json()
+    np.testing.assert_allclose(alone["data"][0]["embedding"], mixed["data"][0]["embedding"], atol=1e-6)
+    assert [d["index"] for d in mixed["data"]] == [0, 1, 2]
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "param"),
+    [
+        ({}, 400, "input"),
+        ({"input": []}, 400, "input"),
+        ({"input": [1, 2, 3]}, 400, "input"),
+        ({"input": ["ok", None]}, 400, "input"),
+        ({"input": ["x"] * 2049}, 400, "input"),
+        ({"input": "x", "encoding_format": "int8"}, 400, "encoding_format"),
+        ({"input": "x", "model": "text-embedding-3-large"}, 404, "model"),
+        ({"input": "x", "dimensions": 1536}, 400, "dimensions"),
+    ],
+)
+def test_bad_requests_get_openai_errors(agent_url: str, body: dict, status: int, param: str) -> None:
+    response = requests.post(f"{agent_url}/embeddings", json=body, timeout=30)
+    assert response.status_code == status
+    error = response.json()["error"]
+    assert error["param"] == param and error["message"]
+
+
+def test_malformed_json_is_refused(agent_url: str) -> None:
+    response = requests.post(
+        f"{agent_url}/embeddings", data="{not json", headers={"Content-Type": "application/json"}, timeout=30
+    )
+    assert response.status_code == 400
+    assert "JSON object" in response.json()["error"]["message"]
+
+
+def test_models_and_health(agent_url: str) -> None:
+    models = requests.get(f"{agent_url}/models", timeout=10).json()
+    assert [m["id"] for m in models["data"]] == [MODEL_NAME]
+    health = requests.get(agent_url.removesuffix("/v1") + "/health", timeout=10).json()
+    assert health == {"status": "UP", "model": MODEL_NAME, "dimension": DIMENSION}
