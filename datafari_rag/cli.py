@@ -61,9 +61,7 @@ def _local_solr(port: int | None) -> LocalSolr:
 
 
 @solr.command("start")
-@click.option(
-    "--port", type=int, help="Solr port (default: the port of solr.url); ZooKeeper uses port + 1000."
-)
+@click.option("--port", type=int, help="Solr port (default: the port of solr.url); ZooKeeper uses port + 1000.")
 @click.option("--timeout", type=float, default=120.0, show_default=True)
 @_clear_errors
 def solr_start(port: int | None, timeout: float) -> None:
@@ -183,9 +181,7 @@ def run_cmd() -> None:
         click.echo(f"Solr ready at {node.url} in {node.start():.1f}s")
         env = {**os.environ, "DATAFARI_RAG_SOLR_URL": node.url}
         children.append(
-            subprocess.Popen(
-                _gunicorn("datafari_rag.agent.app:create_agent_app()", "gunicorn_agent.conf.py"), env=env
-            )
+            subprocess.Popen(_gunicorn("datafari_rag.agent.app:create_agent_app()", "gunicorn_agent.conf.py"), env=env)
         )
         _wait_http(f"{settings.agent_url}/models", 60, children[-1], "agent")
         click.echo(f"Agent ready at {settings.agent_url}")
@@ -195,9 +191,7 @@ def run_cmd() -> None:
         from .indexing.sample import index_sample
 
         click.echo(f"Indexed {index_sample(services.solr, services.settings)} sample documents")
-        children.append(
-            subprocess.Popen(_gunicorn("datafari_rag.app:create_app()", "gunicorn.conf.py"), env=env)
-        )
+        children.append(subprocess.Popen(_gunicorn("datafari_rag.app:create_app()", "gunicorn.conf.py"), env=env))
         base = f"http://{settings.server_host}:{settings.server_port}"
         _wait_http(f"{base}/health", 60, children[-1], "sidecar")
         health = requests.get(f"{base}/health", timeout=30).json()
@@ -218,3 +212,7 @@ def run_cmd() -> None:
         click.echo("\nStopping…")
     finally:
         stop_all()
+
+
+if __name__ == "__main__":
+    main()

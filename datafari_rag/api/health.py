@@ -26,9 +26,7 @@ def _check_solr(services: Any) -> dict[str, Any]:
             report["collections"][name] = {"status": "MISSING"}
             continue
         try:
-            found = solr.get(f"{name}/select", {"q": "*:*", "rows": 0, "defType": "lucene"})["response"][
-                "numFound"
-            ]
+            found = solr.get(f"{name}/select", {"q": "*:*", "rows": 0, "defType": "lucene"})["response"]["numFound"]
             report["collections"][name] = {"status": "UP", "numDocs": found}
         except SolrError as exc:
             report["collections"][name] = {"status": "DOWN", "error": str(exc)}

@@ -62,9 +62,7 @@ class SolrClient:
     def get(self, path: str, params: Any = None, timeout: float | None = None) -> dict[str, Any]:
         return self.request("GET", path, params=params, timeout=timeout)
 
-    def post(
-        self, path: str, json: Any = None, params: Any = None, timeout: float | None = None
-    ) -> dict[str, Any]:
+    def post(self, path: str, json: Any = None, params: Any = None, timeout: float | None = None) -> dict[str, Any]:
         return self.request("POST", path, params=params, json=json, timeout=timeout)
 
 

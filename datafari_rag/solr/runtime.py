@@ -72,9 +72,7 @@ def ensure_jars(mvn: str = "mvn", echo: bool = True) -> bool:
     java_version()
     mvn_path = shutil.which(mvn)
     if mvn_path is None:
-        raise RuntimeProblem(
-            f"'{mvn}' (Apache Maven) was not found: it fetches the Solr jars from Maven Central."
-        )
+        raise RuntimeProblem(f"'{mvn}' (Apache Maven) was not found: it fetches the Solr jars from Maven Central.")
     if echo:
         print(
             "Fetching the Solr 9.10.1 jars from Maven Central and building the text-to-vector plugin…",

@@ -1,0 +1,78 @@
+"""Shared helpers of the benchmarks: sample texts, a served agent, process memory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import requests
+
+from datafari_rag.paths import PROJECT_ROOT, SAMPLE_CORPUS
+
+SCIFACT = PROJECT_ROOT.parent / "shared" / "data" / "scifact" / "corpus.jsonl"
+
+
+def sample_texts(count: int) -> list[str]:
+    """SciFact abstracts (first 1,000 characters) when the evaluation data is there, else the sample corpus."""
+    path = SCIFACT if SCIFACT.exists() else SAMPLE_CORPUS
+    texts: list[str] = []
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            doc = json.loads(line)
+            texts.append(f"{doc.get('title', '')} {doc['text']}"[:1000])
+            if len(texts) == count:
+                break
+    while len(texts) < count:
+        texts += texts[: count - len(texts)]
+    return texts
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process and its children, in MB (from /proc)."""
+    pids = [pid] + [int(p) for p in _children(pid)]
+    total = 0
+    for p in pids:
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total / 1024
+
+
+def _children(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
+
+
+@contextmanager
+def served_agent(port: int) -> Iterator[subprocess.Popen[bytes]]:
+    """The agent as production runs it (gunicorn), on ``port``."""
+    env = {**os.environ, "DATAFARI_RAG_AGENT_PORT": str(port)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "datafari_rag.cli", "agent", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                requests.get(f"http://127.0.0.1:{port}/health", timeout=1).raise_for_status()
+                break
+            except requests.RequestException:
+                time.sleep(0.2)
+        yield process
+    finally:
+        process.terminate()
+        process.wait(timeout=20)

@@ -1,0 +1,49 @@
+"""Embedding throughput of the local agent over HTTP, against the same model in-process.
+
+Prints one line: texts/s through the agent at batch 1 and 64, texts/s of the model called
+in-process (the baseline, same texts, same run), the ratio, and the agent's memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import requests
+
+from bench.common import rss_mb, sample_texts, served_agent
+from datafari_rag.agent.model import SentenceEmbedder
+from tests.servers import free_port
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--texts", type=int, default=128)
+    parser.add_argument("--quick", action="store_true", help="16 texts")
+    args = parser.parse_args()
+    texts = sample_texts(16 if args.quick else args.texts)
+
+    embedder = SentenceEmbedder()
+    began = time.perf_counter()
+    embedder.embed(texts)
+    in_process = len(texts) / (time.perf_counter() - began)
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/v1/embeddings"
+    with served_agent(port) as agent, requests.Session() as http:
+        rates = {}
+        for batch in (1, 64):
+            began = time.perf_counter()
+            for start in range(0, len(texts), batch):
+                http.post(url, json={"input": texts[start : start + batch]}, timeout=300).raise_for_status()
+            rates[batch] = len(texts) / (time.perf_counter() - began)
+        memory = rss_mb(agent.pid)
+    print(
+        f"embedding: agent {rates[1]:.1f} texts/s at batch 1, {rates[64]:.1f} texts/s at batch 64; "
+        f"in-process {in_process:.1f} texts/s (ratio {rates[64] / in_process:.2f}); "
+        f"agent RSS {memory:.0f} MB; {len(texts)} texts of <=1000 chars"
+    )
+
+
+if __name__ == "__main__":
+    main()
