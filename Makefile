@@ -37,7 +37,7 @@ integration: jars
 	$(PY) -m pytest -m integration
 
 test: lint jars
-	$(PY) -m pytest
+	$(PY) -m pytest -v
 
 clean:
 	rm -rf $(VENV) solr_config/runtime/lib solr_config/runtime/.lib-stamp solr_config/plugin/target var

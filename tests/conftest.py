@@ -26,8 +26,12 @@ TEST_PREFIX = os.environ.get("DATAFARI_RAG_TEST_PREFIX", "test_")
 
 
 def _say(config: pytest.Config, line: str) -> None:
+    """Writes a line to the test log even while pytest captures output."""
     reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None or capture is None:
+        return
+    with capture.global_and_fixture_disabled():
         reporter.write_line(line)
 
 
