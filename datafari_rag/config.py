@@ -23,8 +23,8 @@ class ConfigError(ValueError):
     """A configuration value that cannot be used; the message names the key."""
 
 
-def _key(name: str, **kw: Any) -> Any:
-    return field(metadata={"key": name}, **kw)
+def _key(name: str, default: Any, choices: tuple[str, ...] = (), minimum: float = 0) -> Any:
+    return field(default=default, metadata={"key": name, "choices": choices, "minimum": minimum})
 
 
 @dataclass(frozen=True)
@@ -43,18 +43,65 @@ class Settings:
     server_host: str = _key("server.host", default="127.0.0.1")
     server_port: int = _key("server.port", default=8080)
     api_prefix: str = _key("server.api.prefix", default="/Datafari/rest/v2.0")
+    # Send Datafari's error code as the HTTP status too (Datafari itself always answers 200).
+    errors_as_http_status: bool = _key("server.errors.httpStatus", default=False)
+
+    # --- RAG (Datafari 6.2 keys and defaults) ---
+    enable_rag: bool = _key("ai.enable.rag", default=True)
+    enable_summarization: bool = _key("ai.enable.summarization", default=True)
+    llm_endpoint: str = _key("ai.api.endpoint", default="")
+    llm_token: str = _key("ai.api.token", default="")
+    llm_service: str = _key("ai.llm.service", default="openai", choices=("openai", "datafari"))
+    llm_model: str = _key("llm.model", default="datafari-rag-extractive")
+    llm_temperature: float = _key("llm.temperature", default=0.0)
+    llm_max_tokens: int = _key("llm.maxTokens", default=200)
+    retrieval_method: str = _key("retrieval.method", default="", choices=("", "bm25", "vector", "rrf"))
+    legacy_vector_search: bool = _key("solr.enable.vector.search", default=False)
+    max_files: int = _key("chunking.maxFiles", default=3, minimum=1)
+    chunk_size: int = _key("chunking.chunk.size", default=3000, minimum=100)
+    rag_operator: str = _key("rag.operator", default="OR", choices=("OR", "AND"))
+    rrf_top_k: int = _key("rrf.topK", default=50, minimum=1)
+    rrf_rank_constant: int = _key("rrf.rank.constant", default=60, minimum=1)
+    chunking_strategy: str = _key("prompt.chunking.strategy", default="refine", choices=("refine", "mapreduce"))
+    max_request_size: int = _key("prompt.max.request.size", default=40000, minimum=1000)
+    chat_memory_enabled: bool = _key("chat.memory.enabled", default=False)
+    chat_history_size: int = _key("chat.memory.history.size", default=6)
+    rewriting_bm25: bool = _key("chat.query.rewriting.enabled.bm25", default=False)
+    rewriting_vector: bool = _key("chat.query.rewriting.enabled.vector", default=False)
+    solr_top_k: int = _key("solr.topK", default=10, minimum=1)
+    # --- ours ---
+    llm_timeout: float = _key("llm.timeout", default=60.0, minimum=1)
+    llm_max_retries: int = _key("llm.maxRetries", default=1)
+    llm_max_concurrent: int = _key("llm.maxConcurrent", default=8, minimum=1)
+    query_max_length: int = _key("rag.query.maxLength", default=2000, minimum=10)
 
     @property
     def agent_url(self) -> str:
         """The OpenAI-compatible base URL (…/v1) that Solr's model calls."""
         return self.embeddings_endpoint or f"http://{self.agent_host}:{self.agent_port}/v1"
 
+    @property
+    def llm_url(self) -> str:
+        """The LLM's OpenAI-compatible base URL; empty ``ai.api.endpoint`` means the local agent."""
+        return self.llm_endpoint or f"http://{self.agent_host}:{self.agent_port}/v1"
+
+    @property
+    def retrieval(self) -> str:
+        """``retrieval.method``, else the legacy ``solr.enable.vector.search`` (vector), else bm25."""
+        return self.retrieval_method or ("vector" if self.legacy_vector_search else "bm25")
+
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
 
 
-def _convert(key: str, raw: str, kind: type) -> Any:
+def _convert(f: dataclasses.Field[Any], raw: str, kind: type) -> Any:
+    key, choices, minimum = f.metadata["key"], f.metadata["choices"], f.metadata["minimum"]
     raw = raw.strip()
+    if choices:
+        if raw not in choices:
+            shown = ", ".join(c or "(empty)" for c in choices)
+            raise ConfigError(f"{key}: {raw!r} is not one of {shown}")
+        return raw
     try:
         if kind is bool:
             if raw.lower() not in ("true", "false"):
@@ -63,8 +110,8 @@ def _convert(key: str, raw: str, kind: type) -> Any:
         value = kind(raw)
     except ValueError as exc:
         raise ConfigError(f"{key}: {raw!r} is not a valid {kind.__name__} ({exc})") from None
-    if kind in (int, float) and value < 0:
-        raise ConfigError(f"{key}: {raw!r} must not be negative")
+    if kind in (int, float) and value < minimum:
+        raise ConfigError(f"{key}: {raw!r} must be at least {minimum:g}")
     return value
 
 
@@ -84,7 +131,7 @@ def load_settings(path: Path | None = None, env: dict[str, str] | None = None) -
         raw = env.get(env_name, props.get(key))
         if raw is None:
             continue
-        values[f.name] = _convert(key, raw, types[f.type] if isinstance(f.type, str) else f.type)
+        values[f.name] = _convert(f, raw, types[f.type] if isinstance(f.type, str) else f.type)
     settings = Settings(**values)
     if not settings.solr_url.startswith(("http://", "https://")):
         raise ConfigError(f"solr.url: {settings.solr_url!r} must be an http(s) URL")

@@ -20,6 +20,7 @@ from datafari_rag.agent.model import SentenceEmbedder
 from datafari_rag.config import Settings
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import BootstrapReport, bootstrap
+from tests.fake_llm import FakeLlm
 from tests.servers import free_port, serve
 
 TEST_PREFIX = os.environ.get("DATAFARI_RAG_TEST_PREFIX", "test_")
@@ -106,3 +107,16 @@ def bootstrapped(request: pytest.FixtureRequest, solr: SolrClient, settings: Set
     report = bootstrap(solr, settings)
     _say(request.config, f"bootstrap ({time.monotonic() - began:.1f}s): " + "; ".join(report.lines()))
     return report
+
+
+@pytest.fixture(scope="session")
+def fake_llm_server() -> Iterator[tuple[FakeLlm, str]]:
+    fake = FakeLlm()
+    with serve(fake.app()) as url:
+        yield fake, f"{url}/v1"
+
+
+@pytest.fixture
+def fake_llm(fake_llm_server: tuple[FakeLlm, str]) -> FakeLlm:
+    fake_llm_server[0].reset()
+    return fake_llm_server[0]

@@ -1,0 +1,109 @@
+"""Validation of every request parameter; a bad one becomes a :class:`RagError` with a reason."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..rag.errors import RagError
+from ..rag.pipeline import RagRequest
+from ..rag.prompts import FORMAT_INSTRUCTIONS, LANGUAGES
+
+ROLES = ("user", "assistant", "system")
+MAX_HISTORY = 100
+MAX_ID_CHARS = 2048
+
+
+def parse_lang(value: Any, label: str = "ragBadRequest") -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise RagError(label, "'lang' must be a string.")
+    code = value.strip().lower().replace("_", "-").split("-")[0]
+    if code not in LANGUAGES:
+        raise RagError(label, f"'lang' must be one of {', '.join(sorted(LANGUAGES))}.")
+    return code
+
+
+def parse_format(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if value not in FORMAT_INSTRUCTIONS:
+        raise RagError("ragBadRequest", f"'format' must be one of {', '.join(FORMAT_INSTRUCTIONS)}.")
+    return str(value)
+
+
+def parse_id(value: Any, label: str = "ragBadRequest") -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID_CHARS:
+        raise RagError(label, f"'id' must be a non-empty string of at most {MAX_ID_CHARS} characters.")
+    return value
+
+
+def parse_query(value: Any, max_length: int) -> str:
+    if not isinstance(value, str):
+        raise RagError("ragBadRequest", "'query' is required and must be a string.")
+    if not value.strip():
+        raise RagError("ragBadRequest", "'query' is empty.")
+    if len(value) > max_length:
+        raise RagError("ragBadRequest", f"'query' is longer than {max_length} characters.")
+    return value
+
+
+def parse_history(value: Any) -> list[dict[str, str]]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or len(value) > MAX_HISTORY:
+        raise RagError("ragBadRequest", f"'history' must be a list of at most {MAX_HISTORY} messages.")
+    history = []
+    for i, message in enumerate(value):
+        if (
+            not isinstance(message, dict)
+            or set(message) - {"role", "content"}
+            or message.get("role") not in ROLES
+            or not isinstance(message.get("content"), str)
+        ):
+            raise RagError(
+                "ragBadRequest",
+                f'\'history[{i}]\' must be {{"role": one of {", ".join(ROLES)}, "content": a string}}.',
+            )
+        history.append({"role": message["role"], "content": message["content"]})
+    return history
+
+
+def rag_request(body: Any, max_query_length: int, default_lang: str | None) -> RagRequest:
+    """The body of ``POST ai/rag`` (or ``ai/stream``), validated."""
+    if not isinstance(body, dict):
+        raise RagError("ragBadRequest", "The request body must be a JSON object.")
+    return RagRequest(
+        query=parse_query(body.get("query"), max_query_length),
+        doc_id=parse_id(body.get("id")),
+        lang=parse_lang(body.get("lang")) or default_lang,
+        history=parse_history(body.get("history")),
+        format=parse_format(body.get("format")),
+    )
+
+
+FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+SORT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\s+(asc|desc)$")
+
+
+def field_list(value: str, name: str) -> str:
+    """A comma-separated list of plain field names (no functions, no transformers)."""
+    fields = [f.strip() for f in value.split(",") if f.strip()]
+    if not fields or not all(f == "score" or f == "*" or FIELD_NAME.match(f) for f in fields):
+        raise RagError("ragBadRequest", f"'{name}' must be a comma-separated list of field names.")
+    return ",".join(fields)
+
+
+def bounded_int(value: str | None, name: str, low: int, high: int, default: int) -> int:
+    if value is None or value == "":
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise RagError("ragBadRequest", f"'{name}' must be an integer.") from None
+    if not low <= number <= high:
+        raise RagError("ragBadRequest", f"'{name}' must be between {low} and {high}.")
+    return number

@@ -1,0 +1,1 @@
+"""The RAG pipeline: retrieve → chunk → pack → refine / map-reduce → cite."""

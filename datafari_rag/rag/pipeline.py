@@ -1,0 +1,132 @@
+"""The RAG pipeline, step by step, as Datafari runs it (and with its gaps closed).
+
+1. retrieve (bm25 | vector | rrf, or one document by id) with the user's access filter
+2. chunk each passage to ``chunking.chunk.size`` characters
+3. pack chunks into prompts under ``prompt.max.request.size`` (whole prompt counted)
+4. refine or map-reduce with the LLM
+5. cite: the documents whose text was sent to the LLM
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config import Settings
+from ..llm import LlmError, LlmService
+from ..retrieval import RetrievalContext, Snippet, retrieve, retrieve_document
+from ..security import UserAccess
+from ..solr import SolrClient, SolrError
+from .chunking import chunk_snippets
+from .errors import RagError
+from .hygiene import clean_query, clean_snippet
+from .packing import Item, PromptTooLarge
+from .prompts import PromptContext, snippet_text
+from .rewriting import search_query
+from .strategies import mapreduce, refine
+
+HISTORY_MESSAGE_MAX_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class RagRequest:
+    query: str
+    doc_id: str | None = None
+    lang: str | None = None
+    history: list[dict[str, str]] = field(default_factory=list)
+    format: str | None = None
+
+
+@dataclass(frozen=True)
+class RagAnswer:
+    message: str
+    documents: list[dict[str, str]]
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    settings: Settings
+    solr: SolrClient
+    llm: LlmService
+
+    def prompt_context(self, request: RagRequest) -> PromptContext:
+        history: list[dict[str, str]] = []
+        if self.settings.chat_memory_enabled and self.settings.chat_history_size > 0:
+            history = [
+                {"role": m["role"], "content": clean_snippet(m["content"])[:HISTORY_MESSAGE_MAX_CHARS]}
+                for m in request.history[-self.settings.chat_history_size :]
+            ]
+        return PromptContext(clean_query(request.query), request.format, request.lang, history)
+
+    def answer(self, request: RagRequest, access: UserAccess) -> RagAnswer:
+        s = self.settings
+        if not s.enable_rag:
+            raise RagError("ragErrorNotEnabled")
+        ctx = self.prompt_context(request)
+        if not ctx.query:
+            raise RagError("ragBadRequest", "The query is empty once cleaned.")
+        retrieval = RetrievalContext(self.solr, s, access)
+        try:
+            query = search_query(self.llm, s, request.query, request.history)
+            if request.doc_id is not None:
+                found = retrieve_document(retrieval, request.doc_id, query)
+                if found is None:
+                    raise RagError("ragFileNotFound", f"No readable document with id {request.doc_id!r}.")
+            else:
+                found = retrieve(retrieval, query)
+            snippets = [x for x in chunk_snippets(_cleaned(found), s.chunk_size) if x.content]
+            if not snippets:
+                raise RagError("ragNoFileFound", "The search returned no usable content.")
+            items = [Item(x.content, _shower(x.title)) for x in snippets]
+            if s.chunking_strategy == "mapreduce":
+                message = mapreduce(self.llm, ctx, items, s.max_request_size, s.llm_max_concurrent)
+            else:
+                message = refine(self.llm, ctx, items, s.max_request_size)
+        except SolrError as exc:
+            raise RagError("ragTechnicalError", f"Search failed: {exc}") from exc
+        except LlmError as exc:
+            raise RagError("ragTechnicalError", str(exc)) from exc
+        except PromptTooLarge as exc:
+            raise RagError("ragTechnicalError", f"Prompt size limit: {exc}") from exc
+        if not message.strip():
+            raise RagError("ragNoValidAnswer", "The LLM returned an empty answer.")
+        return RagAnswer(message.strip(), sources(snippets))
+
+    def summarize(self, doc_id: str, lang: str | None, access: UserAccess) -> str:
+        s = self.settings
+        if not s.enable_summarization:
+            raise RagError("summarizationErrorNotEnabled")
+        retrieval = RetrievalContext(self.solr, s.replace(retrieval_method="bm25"), access)
+        try:
+            found = retrieve_document(retrieval, doc_id, None)
+            if found is None:
+                raise RagError("summarizationNoFileFound", f"No readable document with id {doc_id!r}.")
+            chunks = [x for x in chunk_snippets(_cleaned(found), s.chunk_size) if x.content.strip()]
+            if not chunks:
+                raise RagError("summarizationEmptyFile", f"The document {doc_id!r} has no text.")
+            items = [Item(x.content, _shower(x.title)) for x in chunks]
+            ctx = PromptContext("", None, lang)
+            summary = refine(self.llm, ctx, items, s.max_request_size, "summarize", "summarize_refine")
+        except SolrError as exc:
+            raise RagError("summarizationTechnicalError", f"Search failed: {exc}") from exc
+        except (LlmError, PromptTooLarge) as exc:
+            raise RagError("summarizationTechnicalError", str(exc)) from exc
+        if not summary.strip():
+            raise RagError("summarizationTechnicalError", "The LLM returned an empty summary.")
+        return summary.strip()
+
+
+def _cleaned(snippets: list[Snippet]) -> list[Snippet]:
+    return [Snippet(x.id, clean_snippet(x.title), x.url, clean_snippet(x.content), x.score) for x in snippets]
+
+
+def _shower(title: str) -> Any:
+    return lambda content: snippet_text(title, content)
+
+
+def sources(snippets: list[Snippet]) -> list[dict[str, str]]:
+    """What was sent to the LLM, one entry per url (the first chunk's text as content)."""
+    seen: dict[str, dict[str, str]] = {}
+    for x in snippets:
+        seen.setdefault(x.url, {"id": x.id, "title": x.title, "url": x.url, "content": x.content})
+    return list(seen.values())

@@ -1,0 +1,99 @@
+"""Renders the jinja2 templates of ``prompts/`` with the request's query, format, language, history."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import jinja2
+
+from ..paths import PROJECT_ROOT
+
+FORMAT_INSTRUCTIONS = {
+    "bulletpoint": "Write the answer as a bullet-point list.\n",
+    "text": "Write the answer as plain prose.\n",
+    "stepbystep": "Write the answer as numbered step-by-step instructions.\n",
+}
+LANGUAGES = {
+    "en": "English",
+    "fr": "French",
+    "it": "Italian",
+    "pt": "Portuguese",
+    "de": "German",
+    "es": "Spanish",
+    "ru": "Russian",
+    "nl": "Dutch",
+    "pl": "Polish",
+    "sv": "Swedish",
+    "da": "Danish",
+    "fi": "Finnish",
+    "no": "Norwegian",
+    "cs": "Czech",
+    "ro": "Romanian",
+    "el": "Greek",
+    "tr": "Turkish",
+    "ar": "Arabic",
+    "zh": "Chinese",
+    "ja": "Japanese",
+    "ko": "Korean",
+    "uk": "Ukrainian",
+    "hu": "Hungarian",
+}
+
+
+@lru_cache(maxsize=1)
+def environment(folder: Path = PROJECT_ROOT / "prompts") -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(folder),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=False,
+        autoescape=False,  # prompts are text; inputs are cleaned by rag.hygiene instead
+    )
+
+
+def render(name: str, **variables: object) -> str:
+    return environment().get_template(f"{name}.j2").render(**variables).strip() + "\n"
+
+
+@dataclass(frozen=True)
+class PromptContext:
+    """What every prompt of one request shares."""
+
+    query: str
+    format: str | None = None
+    lang: str | None = None
+    history: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def format_instruction(self) -> str:
+        return FORMAT_INSTRUCTIONS.get(self.format or "", "")
+
+    @property
+    def language_instruction(self) -> str:
+        if self.lang:
+            return f"Write the answer in {LANGUAGES[self.lang]}.\n"
+        return "Write the answer in the language of the question.\n"
+
+    def history_block(self) -> str:
+        lines = "".join(render("history_line", role=m["role"], content=m["content"]) for m in self.history)
+        return render("history_block", lines=lines.strip()) if lines else ""
+
+    def prompt(self, template: str, snippets: str = "", previous_answer: str = "") -> str:
+        return render(
+            template,
+            query=self.query,
+            snippets=snippets,
+            previous_answer=previous_answer,
+            format_instruction=self.format_instruction,
+            language_instruction=self.language_instruction,
+            history=self.history_block(),
+        )
+
+
+def snippet_text(title: str, content: str) -> str:
+    return render("snippet", title=title, content=content).strip()
+
+
+def partial_answer_text(content: str) -> str:
+    return render("partial_answer", content=content).strip()

@@ -1,0 +1,26 @@
+"""Query rewriting: the *search* query rewritten from the conversation (the answer still uses
+the original question). The LLM answers "0" to keep the query as it is."""
+
+from __future__ import annotations
+
+from ..config import Settings
+from ..llm import LlmError, LlmService
+from .hygiene import clean_query, clean_snippet
+from .prompts import PromptContext
+
+
+def search_query(llm: LlmService, settings: Settings, query: str, history: list[dict[str, str]]) -> str:
+    enabled = settings.rewriting_bm25 if settings.retrieval == "bm25" else settings.rewriting_vector
+    if not enabled or not history:
+        return query
+    recent = [
+        {"role": m["role"], "content": clean_snippet(m["content"])[:2000]}
+        for m in history[-max(settings.chat_history_size, 1) :]
+    ]
+    template = "rewrite_bm25" if settings.retrieval == "bm25" else "rewrite_vector"
+    prompt = PromptContext(clean_query(query), history=recent).prompt(template)
+    try:
+        rewritten = clean_query(llm.generate([{"role": "user", "content": prompt}]))
+    except LlmError:
+        return query  # rewriting is an optimisation: the original query still works
+    return query if rewritten in ("", "0") else rewritten

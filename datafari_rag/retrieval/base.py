@@ -1,0 +1,54 @@
+"""What every retriever takes and returns."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..config import Settings
+from ..security import UserAccess
+from ..solr import SolrClient
+
+# Characters with a meaning in Solr's query syntax; a BM25 search uses the words only.
+_SOLR_SYNTAX = re.compile(r'[+\-&|!(){}\[\]^"~*?:\\/]')
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """A passage found in the index, with the document it comes from."""
+
+    id: str
+    title: str
+    url: str
+    content: str
+    score: float = 0.0
+
+
+@dataclass(frozen=True)
+class RetrievalContext:
+    solr: SolrClient
+    settings: Settings
+    access: UserAccess
+
+
+def words_only(query: str) -> str:
+    """The query without Solr syntax, so that BM25 matches words and ``q.op`` decides."""
+    return " ".join(_SOLR_SYNTAX.sub(" ", query).split())
+
+
+def first(value: Any) -> str:
+    """A stored field's value as text (Solr returns multivalued fields as lists)."""
+    if isinstance(value, list):
+        return str(value[0]) if value else ""
+    return "" if value is None else str(value)
+
+
+def to_snippet(doc: dict[str, Any], content_field: str) -> Snippet:
+    return Snippet(
+        id=first(doc.get("parent_doc")) or first(doc.get("id")),
+        title=first(doc.get("title")),
+        url=first(doc.get("url")) or first(doc.get("parent_doc")) or first(doc.get("id")),
+        content=first(doc.get(content_field)),
+        score=float(doc.get("score") or 0.0),
+    )

@@ -1,0 +1,46 @@
+"""Chooses the retriever from ``retrieval.method``; RAG by document restricts it to one id."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..solr.search import secured_search
+from .base import RetrievalContext, Snippet, to_snippet
+from .bm25 import bm25
+from .hybrid import rrf
+from .vector import vector, vector_chunks
+
+RETRIEVERS: dict[str, Callable[[RetrievalContext, str], list[Snippet]]] = {
+    "bm25": bm25,
+    "vector": vector,
+    "rrf": rrf,
+}
+
+
+def retrieve(ctx: RetrievalContext, query: str) -> list[Snippet]:
+    return RETRIEVERS[ctx.settings.retrieval](ctx, query)
+
+
+def retrieve_document(ctx: RetrievalContext, doc_id: str, query: str | None) -> list[Snippet] | None:
+    """The passages of one document, or None when it does not exist *or* may not be read.
+
+    Both cases answer the same, so an id reveals nothing about documents the user cannot see.
+    With bm25 the whole document is used; with vector/rrf, its chunks nearest to the query.
+    """
+    params = [
+        ("q", "*:*"),
+        ("defType", "lucene"),
+        ("fq", "{!term f=id v=$docid}"),
+        ("docid", doc_id),
+        ("rows", 1),
+        ("fl", "id,title,url,exactContent"),
+    ]
+    docs = secured_search(ctx.solr, ctx.settings.collection_main, "select", params, ctx.access)["response"]["docs"]
+    if not docs:
+        return None
+    whole = to_snippet(docs[0], "exactContent")
+    whole_doc = [whole] if whole.content.strip() else []
+    if ctx.settings.retrieval == "bm25" or not query:
+        return whole_doc
+    restrict = [("fq", "{!term f=parent_doc v=$docid}"), ("docid", doc_id)]
+    return vector_chunks(ctx, query, ctx.settings.solr_top_k, restrict) or whole_doc

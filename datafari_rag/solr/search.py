@@ -1,0 +1,68 @@
+"""Every read the sidecar makes from Solr goes through :func:`secured_search`.
+
+It is the one place where the ACL filter is added (fail closed: there is no way to call it
+without a :class:`UserAccess`), and where the parameters a caller can set are checked: the
+sidecar composes its own requests, but nothing here lets a parameter that changes *what* is
+searched (another collection, shards, a request handler switch) through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ..security.acl import UserAccess, acl_params
+from .client import SolrClient
+
+HANDLERS = ("select", "vector")
+FORBIDDEN = frozenset(
+    {
+        "qt",
+        "shards",
+        "shards.qt",
+        "collection",
+        "_route_",
+        "stream.body",
+        "stream.url",
+        "acl_tokens",
+        "acl_sep",
+        "wt",
+        "rq",
+        "uf",
+        "qf.user",
+        "debug",
+    }
+)
+
+
+def secured_search(
+    solr: SolrClient,
+    collection: str,
+    handler: str,
+    params: Iterable[tuple[str, Any]] | dict[str, Any],
+    access: UserAccess,
+    timeout: float | None = None,
+) -> dict[str, Any]:
+    """Runs one search on ``collection``/``handler`` restricted to what ``access`` may read."""
+    if handler not in HANDLERS:
+        raise ValueError(f"unknown search handler {handler!r}")
+    pairs = list(params.items()) if isinstance(params, dict) else list(params)
+    for name, _ in pairs:
+        if name in FORBIDDEN:
+            raise ValueError(f"the parameter {name!r} cannot be set")
+    pairs += acl_params(access)
+    pairs.append(("echoParams", "none"))  # the ACL tokens are never echoed back
+    # POST as a form: token lists can be long; Solr reads form bodies like query strings.
+    return solr.request(
+        "POST",
+        f"{collection}/{handler}",
+        data=_form(pairs),
+        timeout=timeout,
+        headers={"Content-Type": "application/x-www-form-urlencoded; charset=UTF-8"},
+    )
+
+
+def _form(pairs: list[tuple[str, Any]]) -> bytes:
+    from urllib.parse import urlencode
+
+    return urlencode([(k, str(v)) for k, v in pairs]).encode("utf-8")

@@ -1,0 +1,327 @@
+"""Datafari's RAG API on the real Solr, with a recording fake LLM: what each call received."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+
+from datafari_rag.app import create_app
+from datafari_rag.config import Settings
+from datafari_rag.indexing.sample import index_sample
+from datafari_rag.solr import SolrClient
+from datafari_rag.solr.bootstrap import BootstrapReport
+from tests.fake_llm import FakeLlm
+from tests.servers import free_port
+
+API = "/Datafari/rest/v2.0"
+BIG_ID = "file://share/manual/big.txt"
+SECRET_ID = "file://share/secret/salaries.txt"
+PARAGRAPH = "Section {i}. The maintenance procedure number {i} requires checking valve {i} and gauge {i}. " * 12
+
+
+@pytest.fixture(scope="module")
+def corpus(solr: SolrClient, settings: Settings, bootstrapped: BootstrapReport) -> None:
+    index_sample(solr, settings)
+    big = "\n\n".join(PARAGRAPH.format(i=i) for i in range(12))
+    docs = [
+        {"id": BIG_ID, "title": "Maintenance manual", "url": BIG_ID, "exactContent": big},
+        {
+            "id": SECRET_ID,
+            "title": "Salaries",
+            "url": SECRET_ID,
+            "exactContent": "The salary grid is secret.",
+            "allow_token_document": ["hr-managers"],
+        },
+    ]
+    solr.post(f"{settings.collection_main}/update", json=docs, params={"commit": "true"})
+    chunk = {
+        "id": f"{SECRET_ID}_0",
+        "parent_doc": SECRET_ID,
+        "chunk_index": 0,
+        "title": "Salaries",
+        "url": SECRET_ID,
+        "embedded_content": "The salary grid is secret.",
+        "exactContent": "The salary grid is secret.",
+        "allow_token_document": ["hr-managers"],
+    }
+    solr.post(f"{settings.collection_vector}/update", json=[chunk], params={"commit": "true"})
+
+
+@pytest.fixture
+def client_for(
+    settings: Settings, fake_llm_server: tuple[FakeLlm, str], corpus: None, fake_llm: FakeLlm
+) -> Callable[..., FlaskClient]:
+    def make(**overrides: Any) -> FlaskClient:
+        return create_app(settings.replace(llm_endpoint=fake_llm_server[1], **overrides)).test_client()
+
+    return make
+
+
+def rag(client: FlaskClient, **body: Any) -> dict[str, Any]:
+    response = client.post(f"{API}/ai/rag", json=body)
+    assert response.status_code == 200
+    return response.get_json()
+
+
+def test_bm25_answer_has_datafari_shape_and_sources(client_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
+    out = rag(client_for(), query="How many days of paid annual leave?")
+    assert out["status"] == "OK"
+    assert out["content"]["message"] == "A fake answer."
+    urls = [d["url"] for d in out["content"]["documents"]]
+    assert "file://share/hr/holidays.txt" in urls
+    assert set(out["content"]["documents"][0]) == {"id", "title", "url", "content"}
+    [prompt] = fake_llm.prompts()
+    assert "Question: How many days of paid annual leave?" in prompt
+    assert "25 days of paid annual leave" in prompt
+    assert '<document title="Annual leave policy">' in prompt
+
+
+def test_select_action_rag_runs_the_same_pipeline(client_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
+    response = client_for().get(
+        f"{API}/search/select",
+        query_string={"q": "congés payés", "action": "rag", "format": "bulletpoint", "lang": "fr"},
+    )
+    assert response.get_json()["status"] == "OK"
+    [prompt] = fake_llm.prompts()
+    assert "bullet-point list" in prompt and "Write the answer in French." in prompt
+    assert "Question: congés payés" in prompt  # accents kept
+
+
+def test_accept_language_sets_the_answer_language(client_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
+    client_for().post(f"{API}/ai/rag", json={"query": "password"}, headers={"Accept-Language": "de-DE,de;q=0.9"})
+    assert "Write the answer in German." in fake_llm.prompts()[0]
+
+
+def _numbered(prefix: str) -> Callable[[str], str]:
+    count = {"n": 0}
+
+    def answer(prompt: str) -> str:
+        count["n"] += 1
+        return f"{prefix} {count['n']}"
+
+    return answer
+
+
+def test_refine_calls_in_sequence_under_the_limit(client_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
+    fake_llm.reset(_numbered("refined answer"))
+    out = rag(client_for(max_request_size=3000, chunk_size=1000), query="valve procedure", id=BIG_ID)
+    prompts = fake_llm.prompts()
+    assert len(prompts) >= 4
+    assert all(len(p) <= 3000 for p in prompts)
+    assert "Earlier answer" not in prompts[0]
+    for i, prompt in enumerate(prompts[1:], start=1):
+        assert f"<answer>refined answer {i}</answer>" in prompt
+    assert out["content"]["message"] == f"refined answer {len(prompts)}"
+    sent = "".join(prompts)
+    for i in range(12):  # every section of the document reached the LLM
+        assert f"Section {i}." in sent
+
+
+def test_mapreduce_maps_then_merges_every_partial(client_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
+    def answer(prompt: str) -> str:
+        if prompt.startswith("Task: merge"):
+            return "merged"
+        found = re.findall(r"Section (\d+)\.", prompt)
+        return f"partial covering sections {'-'.join(sorted(set(found)))} " + "x" * 900
+
+    fake_llm.reset(answer)
+    out = rag(
+        client_for(max_request_size=3000, chunk_size=1000, chunking_strategy="mapreduce"),
+        query="valve procedure",
+        id=BIG_ID,
+    )
+    prompts = fake_llm.prompts()
+    maps = [p for p in prompts if p.startswith("Task: answer")]
+    merges = [p for p in prompts if p.startswith("Task: merge")]
+    assert len(maps) >= 4 and len(merges) >= 2  # the partials did not fit one merge prompt
+    assert all(len(p) <= 3000 for p in prompts)
+    merged_text = "".join(merges)
+    for i in range(12):
+        assert re.search(rf"partial covering sections [\d-]*\b{i}\b", merged_text), f"section {i} dropped"
+    assert out["content"]["message"] == "merged"
+
+
+def test_mapreduce_with_one_pack_makes_one_call(client_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
+    rag(client_for(chunking_strategy="mapreduce"), query="VPN client")
+    assert len(fake_llm.prompts()) == 1
+
+
+def test_a_snippet_larger_than_the_limit_is_cut(client_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
+    rag(client_for(max_request_size=1500, chunk_size=20000), query="valve", id=BIG_ID)
+    assert fake_llm.prompts() and all(len(p) <= 1500 for p in fake_llm.prompts())
+
+
+def test_chat_memory_puts_the_last_messages_in_the_prompt(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm
+) -> None:
+    history = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message number {i}"} for i in range(8)]
+    rag(client_for(chat_memory_enabled=True, chat_history_size=6), query="VPN", history=history)
+    prompt = fake_llm.prompts()[0]
+    assert "message number 1\n" not in prompt and "message number 0" not in prompt
+    for i in range(2, 8):
+        assert f"message number {i}" in prompt
+
+
+def test_rewriting_changes_the_search_not_the_question(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm
+) -> None:
+    fake_llm.reset(lambda p: "corporate VPN client" if p.startswith("Task: rewrite") else "ok")
+    history = [{"role": "user", "content": "I work from a hotel."}, {"role": "assistant", "content": "Noted."}]
+    out = rag(client_for(rewriting_bm25=True), query="how do I connect to it?", history=history)
+    rewrite, answer = fake_llm.prompts()
+    assert rewrite.startswith("Task: rewrite") and "I work from a hotel." in rewrite
+    assert "Question: how do I connect to it?" in answer
+    assert "file://share/it/vpn.txt" in [d["url"] for d in out["content"]["documents"]]
+
+
+def test_rewrite_answer_zero_keeps_the_query(client_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
+    fake_llm.reset(lambda p: "0" if p.startswith("Task: rewrite") else "ok")
+    out = rag(client_for(rewriting_bm25=True), query="password expire", history=[{"role": "user", "content": "hello"}])
+    assert "file://share/it/password.txt" in [d["url"] for d in out["content"]["documents"]]
+
+
+@pytest.mark.parametrize("method", ["vector", "rrf"])
+def test_vector_and_hybrid_retrieval_use_chunks(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm, method: str
+) -> None:
+    out = rag(client_for(retrieval_method=method), query="working from home several days a week")
+    urls = [d["url"] for d in out["content"]["documents"]]
+    assert urls[0] in ("file://share/hr/remote.txt", "file://share/rh/teletravail.txt")
+    assert SECRET_ID not in urls
+
+
+def test_the_legacy_vector_switch_selects_vector(settings: Settings) -> None:
+    assert settings.replace(legacy_vector_search=True).retrieval == "vector"
+    assert settings.replace(legacy_vector_search=True, retrieval_method="rrf").retrieval == "rrf"
+
+
+def error_of(out: dict[str, Any]) -> tuple[str, int]:
+    assert out["status"] == "ERROR" and out["content"]["documents"] == [] and out["content"]["message"]
+    return out["content"]["error"]["label"], out["content"]["error"]["code"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"query": ""},
+        {"query": "   "},
+        {"query": 42},
+        {"query": "x" * 2001},
+        {"query": "ok", "format": "poem"},
+        {"query": "ok", "lang": "klingon"},
+        {"query": "ok", "history": "not a list"},
+        {"query": "ok", "history": [{"role": "robot", "content": "hi"}]},
+        {"query": "ok", "history": [{"role": "user"}]},
+        {"query": "ok", "id": ""},
+        {"query": "ok", "id": 7},
+    ],
+)
+def test_bad_requests_get_rag_bad_request(client_for: Callable[..., FlaskClient], body: dict[str, Any]) -> None:
+    assert error_of(rag(client_for(), **body)) == ("ragBadRequest", 422)
+
+
+def test_malformed_json_gets_rag_bad_request(client_for: Callable[..., FlaskClient]) -> None:
+    response = client_for().post(f"{API}/ai/rag", data="{oops", content_type="application/json")
+    assert response.status_code == 200 and error_of(response.get_json()) == ("ragBadRequest", 422)
+
+
+def test_disabled_rag(client_for: Callable[..., FlaskClient]) -> None:
+    assert error_of(rag(client_for(enable_rag=False), query="x")) == ("ragErrorNotEnabled", 422)
+
+
+def test_unknown_and_unreadable_ids_answer_alike(client_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
+    missing = rag(client_for(), query="salary", id="file://share/nothing-here.txt")
+    hidden = rag(client_for(), query="salary", id=SECRET_ID)
+    assert error_of(missing) == error_of(hidden) == ("ragFileNotFound", 428)
+    assert missing["content"]["message"] == hidden["content"]["message"]
+    assert fake_llm.prompts() == []
+
+
+def test_nothing_found(client_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
+    out = rag(client_for(rag_operator="AND"), query="zyxwv qwertyuiop")
+    assert error_of(out) == ("ragNoFileFound", 428)
+    assert fake_llm.prompts() == []
+
+
+def test_empty_llm_answer(client_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
+    fake_llm.reset(lambda p: "")
+    assert error_of(rag(client_for(), query="password")) == ("ragNoValidAnswer", 428)
+
+
+def test_llm_down_is_a_technical_error(settings: Settings, corpus: None) -> None:
+    dead = settings.replace(llm_endpoint=f"http://127.0.0.1:{free_port()}/v1", llm_max_retries=0)
+    out = create_app(dead).test_client().post(f"{API}/ai/rag", json={"query": "password"}).get_json()
+    assert error_of(out) == ("ragTechnicalError", 500)
+
+
+def test_error_code_as_http_status_when_configured(client_for: Callable[..., FlaskClient]) -> None:
+    response = client_for(errors_as_http_status=True).post(f"{API}/ai/rag", json={"query": ""})
+    assert response.status_code == 422
+
+
+def test_summarize(client_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
+    fake_llm.reset(_numbered("summary"))
+    response = client_for(max_request_size=3000, chunk_size=1000).post(f"{API}/ai/summarize", json={"id": BIG_ID})
+    out = response.get_json()
+    assert out["status"] == "OK" and out["content"]["message"] == f"summary {len(fake_llm.prompts())}"
+    assert all(p.startswith("Task: summarize") for p in fake_llm.prompts())
+
+
+@pytest.mark.parametrize(
+    ("body", "label"),
+    [
+        ({}, "summarizationBadRequest"),
+        ({"id": SECRET_ID}, "summarizationNoFileFound"),
+        ({"id": "nope"}, "summarizationNoFileFound"),
+    ],
+)
+def test_summarize_errors(client_for: Callable[..., FlaskClient], body: dict[str, Any], label: str) -> None:
+    out = client_for().post(f"{API}/ai/summarize", json=body).get_json()
+    assert error_of(out)[0] == label
+
+
+def test_search_proxy_returns_solr_json_filtered(client_for: Callable[..., FlaskClient]) -> None:
+    out = client_for().get(f"{API}/search/select", query_string={"q": "salary grid password", "fl": "id,title"})
+    body = out.get_json()
+    ids = [d["id"] for d in body["response"]["docs"]]
+    assert "file://share/it/password.txt" in ids and SECRET_ID not in ids
+    assert "params" not in body["responseHeader"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"q": "x", "fq": "id:*"},
+        {"q": "x", "qt": "/update"},
+        {"q": "x", "shards": "other:8983/solr"},
+        {"q": "x", "defType": "lucene"},
+        {"q": "x", "rq": "{!rerank}"},
+        {"q": "x", "fl": "id,sum(1,2)"},
+        {"q": "x", "fl": "[child]"},
+        {"q": "{!lucene}*:*"},
+        {"q": "x", "collection": "VectorMain"},
+        {"q": "x", "sort": "sum(1,2) desc"},
+        {"q": "x", "rows": "100000"},
+        {"q": "x", "wt": "xml"},
+    ],
+)
+def test_search_proxy_refuses_what_changes_the_search(
+    client_for: Callable[..., FlaskClient], query: dict[str, str]
+) -> None:
+    out = client_for().get(f"{API}/search/select", query_string=query).get_json()
+    assert error_of(out)[0] == "ragBadRequest"
+
+
+def test_search_vector(client_for: Callable[..., FlaskClient]) -> None:
+    body = client_for().get(f"{API}/search/vector", query_string={"queryrag": "salary grid", "topK": 5}).get_json()
+    ids = [d["id"] for d in body["response"]["docs"]]
+    assert len(ids) == 5 and f"{SECRET_ID}_0" not in ids
+    assert error_of(client_for().get(f"{API}/search/vector", query_string={"q": "x", "topK": 0}).get_json())[0] == (
+        "ragBadRequest"
+    )
+    assert error_of(client_for().get(f"{API}/search/vector").get_json())[0] == "ragBadRequest"
