@@ -77,6 +77,6 @@ def test_malformed_json_is_refused(agent_url: str) -> None:
 
 def test_models_and_health(agent_url: str) -> None:
     models = requests.get(f"{agent_url}/models", timeout=10).json()
-    assert [m["id"] for m in models["data"]] == [MODEL_NAME]
+    assert [m["id"] for m in models["data"]] == [MODEL_NAME, "datafari-rag-extractive"]
     health = requests.get(agent_url.removesuffix("/v1") + "/health", timeout=10).json()
     assert health == {"status": "UP", "model": MODEL_NAME, "dimension": DIMENSION}

@@ -1,11 +1,14 @@
-"""The local AI agent's Flask application (``datafari-rag agent`` serves it with gunicorn)."""
+"""The local AI agent's Flask application (``datafari-rag agent`` serves it with gunicorn): OpenAI-compatible
+embeddings and an extractive chat model, so that the product answers with no API key."""
 
 from __future__ import annotations
 
 from flask import Flask, Response
 
+from .chat import bp as chat_bp
 from .embeddings import bp as embeddings_bp
 from .embeddings import openai_error
+from .extractive import ExtractiveGenerator
 from .model import SentenceEmbedder
 
 
@@ -13,7 +16,9 @@ def create_agent_app(embedder: SentenceEmbedder | None = None) -> Flask:
     """Builds the agent; the model is loaded once here and shared by all request threads."""
     app = Flask("datafari_rag.agent")
     app.extensions["embedder"] = embedder or SentenceEmbedder()
+    app.extensions["generator"] = ExtractiveGenerator(app.extensions["embedder"])
     app.register_blueprint(embeddings_bp)
+    app.register_blueprint(chat_bp)
 
     @app.errorhandler(404)
     def not_found(_: Exception) -> Response:

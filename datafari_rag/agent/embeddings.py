@@ -96,7 +96,10 @@ def list_models() -> Response:
     return jsonify(
         {
             "object": "list",
-            "data": [{"id": MODEL_NAME, "object": "model", "created": _STARTED, "owned_by": "datafari-rag"}],
+            "data": [
+                {"id": MODEL_NAME, "object": "model", "created": _STARTED, "owned_by": "datafari-rag"},
+                {"id": "datafari-rag-extractive", "object": "model", "created": _STARTED, "owned_by": "datafari-rag"},
+            ],
         }
     )
 

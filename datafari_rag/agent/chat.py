@@ -1,0 +1,107 @@
+"""OpenAI-compatible ``POST /v1/chat/completions`` backed by the extractive generator.
+
+Non-streaming answers are a ``chat.completion``; with ``"stream": true`` the answer is sent as
+Server-Sent Events of ``chat.completion.chunk`` (word by word), ending with ``data: [DONE]``,
+as OpenAI does, with ``usage`` in the last chunk when ``stream_options.include_usage`` asks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, request, stream_with_context
+
+from .embeddings import openai_error
+from .extractive import ExtractiveGenerator
+
+GENERATOR_MODEL = "datafari-rag-extractive"
+ROLES = ("system", "user", "assistant", "developer", "tool")
+
+bp = Blueprint("chat", __name__)
+
+
+def _generator() -> ExtractiveGenerator:
+    return current_app.extensions["generator"]
+
+
+def _validate(body: Any) -> str | Response:
+    if not isinstance(body, dict):
+        return openai_error(400, "The request body must be a JSON object.")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return openai_error(400, "'messages' must be a non-empty list.", "messages")
+    for message in messages:
+        if not isinstance(message, dict) or message.get("role") not in ROLES:
+            return openai_error(400, "Each message needs a valid 'role'.", "messages")
+        if not isinstance(message.get("content"), str):
+            return openai_error(400, "Each message needs a string 'content'.", "messages")
+    max_tokens = body.get("max_tokens", body.get("max_completion_tokens", 200))
+    if not isinstance(max_tokens, int) or max_tokens < 1:
+        return openai_error(400, "'max_tokens' must be a positive integer.", "max_tokens")
+    users = [m["content"] for m in messages if m["role"] == "user"]
+    return users[-1] if users else messages[-1]["content"]
+
+
+@bp.post("/v1/chat/completions")
+def chat_completions() -> Response:
+    body = request.get_json(silent=True)
+    prompt = _validate(body)
+    if isinstance(prompt, Response):
+        return prompt
+    model = body.get("model") or GENERATOR_MODEL
+    max_tokens = body.get("max_tokens", body.get("max_completion_tokens", 200))
+    text = _generator().complete(prompt, max_tokens)
+    embedder = _generator().embedder
+    usage = {"prompt_tokens": embedder.count_tokens(prompt), "completion_tokens": embedder.count_tokens(text)}
+    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    ident, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
+    if body.get("stream"):
+        with_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        return Response(
+            stream_with_context(_chunks(ident, created, model, text, usage if with_usage else None)),
+            mimetype="text/event-stream",
+        )
+    return jsonify(
+        {
+            "id": ident,
+            "object": "chat.completion",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+            "usage": usage,
+        }
+    )
+
+
+def _chunks(ident: str, created: int, model: str, text: str, usage: dict[str, int] | None) -> Iterator[str]:
+    def event(delta: dict[str, str], finish: str | None = None, extra: dict[str, Any] | None = None) -> str:
+        chunk = {
+            "id": ident,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            **(extra or {}),
+        }
+        return f"data: {json.dumps(chunk)}\n\n"
+
+    yield event({"role": "assistant", "content": ""})
+    for piece in re.findall(r"\S+\s*|\s+", text):
+        yield event({"content": piece})
+    yield event({}, "stop")
+    if usage is not None:
+        final = {
+            "id": ident,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [],
+            "usage": usage,
+        }
+        yield f"data: {json.dumps(final)}\n\n"
+    yield "data: [DONE]\n\n"

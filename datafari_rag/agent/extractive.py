@@ -1,0 +1,118 @@
+"""The local generator: an honest extractive answerer for ``/v1/chat/completions``.
+
+It reads the prompts the pipeline writes (``prompts/``): the task line, the question, the
+``<document title=…>`` blocks and ``<answer>`` blocks. It answers with the sentences of the
+documents most similar to the question (by embedding), each followed by its source title,
+and says "I could not find the answer in the documents." when no sentence is similar enough.
+The threshold was calibrated on SQuAD 2.0 (bench/calibrate_extractive.py). Rewriting prompts
+get "0" (keep the query); summarising prompts get the document's most central sentences.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .model import SentenceEmbedder
+
+NOT_FOUND = "I could not find the answer in the documents."
+# Calibrated on 400 SQuAD 2.0 questions (bench/calibrate_extractive.py): the cosine that best
+# separates a question's own paragraph from another article's (balanced accuracy 0.986;
+# medians 0.67 relevant, 0.09 irrelevant).
+DEFAULT_THRESHOLD = 0.37
+_DOCUMENT = re.compile(r'<document title="(.*?)">\n(.*?)\n</document>', re.S)
+_ANSWER = re.compile(r"<answer>\n?(.*?)\n?</answer>", re.S)
+_QUESTION = re.compile(r"^Question: (.*)$", re.M)
+_TASK = re.compile(r"^Task: (\w+)", re.M)
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
+_CITATION = re.compile(r"\s*\[[^\[\]]*\]$")
+
+
+@dataclass
+class ParsedPrompt:
+    task: str
+    question: str
+    documents: list[tuple[str, str]] = field(default_factory=list)
+    answers: list[str] = field(default_factory=list)
+
+
+def parse_prompt(text: str) -> ParsedPrompt:
+    task = _TASK.search(text)
+    questions = _QUESTION.findall(text)
+    documents = _DOCUMENT.findall(text)
+    if not task and not documents:  # a prompt not written by the pipeline: all of it is context
+        lines = [line for line in text.strip().splitlines() if line.strip()]
+        question = lines[-1] if lines else ""
+        return ParsedPrompt("answer", question, [("", "\n".join(lines[:-1]))])
+    return ParsedPrompt(
+        task=task.group(1) if task else "answer",
+        question=questions[-1].strip() if questions else "",
+        documents=documents,
+        answers=[a.strip() for a in _ANSWER.findall(text)],
+    )
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text) if len(s.strip()) > 2]
+
+
+class ExtractiveGenerator:
+    def __init__(self, embedder: SentenceEmbedder, threshold: float = DEFAULT_THRESHOLD) -> None:
+        self.embedder = embedder
+        self.threshold = threshold
+
+    def complete(self, prompt: str, max_tokens: int = 200) -> str:
+        parsed = parse_prompt(prompt)
+        if parsed.task == "rewrite":
+            return "0"
+        if parsed.task == "summarize":
+            return self._summary(parsed, max_tokens)
+        return self._answer(parsed, max_tokens)
+
+    def _answer(self, parsed: ParsedPrompt, max_tokens: int) -> str:
+        candidates: list[tuple[str, str]] = []  # (sentence, source title)
+        for title, text in parsed.documents:
+            candidates += [(s, title) for s in sentences(text)]
+        for answer in parsed.answers:  # an earlier or partial answer: its lines keep their citations
+            if answer.strip() != NOT_FOUND:
+                candidates += [(line, "") for line in answer.splitlines() if line.strip() and line != NOT_FOUND]
+        if not candidates or not parsed.question:
+            return NOT_FOUND
+        plain = [_CITATION.sub("", s) for s, _ in candidates]
+        vectors = self.embedder.embed([parsed.question, *plain])
+        scores = vectors[1:] @ vectors[0]
+        order = [i for i in np.argsort(-scores) if scores[i] >= self.threshold]
+        if not order:
+            return NOT_FOUND
+        best = float(scores[order[0]])
+        picked: list[str] = []
+        seen: set[str] = set()
+        for i in order:
+            if scores[i] < best - 0.15 or len(picked) == 3:
+                break
+            sentence, title = candidates[i]
+            if plain[i] in seen:
+                continue
+            seen.add(plain[i])
+            line = f"{sentence} [{title}]" if title else sentence
+            if picked and self.embedder.count_tokens("\n".join([*picked, line])) > max_tokens:
+                break
+            picked.append(line)
+        return "\n".join(picked)
+
+    def _summary(self, parsed: ParsedPrompt, max_tokens: int) -> str:
+        text = "\n".join(t for _, t in parsed.documents) + "\n" + "\n".join(parsed.answers)
+        found = sentences(text)
+        if not found:
+            return ""
+        vectors = self.embedder.embed(found)
+        centre = vectors.mean(axis=0)
+        ranked = sorted(np.argsort(-(vectors @ centre))[:3])  # most central, in reading order
+        picked: list[str] = []
+        for i in ranked:
+            if picked and self.embedder.count_tokens(" ".join([*picked, found[i]])) > max_tokens:
+                break
+            picked.append(found[i])
+        return " ".join(picked)

@@ -1,0 +1,52 @@
+"""End to end with the local agent as the LLM: what `make run` answers with no API key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from datafari_rag.agent.extractive import NOT_FOUND
+from datafari_rag.app import create_app
+from datafari_rag.config import Settings
+from datafari_rag.indexing.sample import index_sample
+from datafari_rag.solr import SolrClient
+from datafari_rag.solr.bootstrap import BootstrapReport
+
+API = "/Datafari/rest/v2.0"
+
+
+@pytest.fixture(scope="module")
+def local(settings: Settings, solr: SolrClient, bootstrapped: BootstrapReport, agent_url: str) -> Any:
+    index_sample(solr, settings)
+    return lambda **o: create_app(settings.replace(llm_endpoint=agent_url, **o)).test_client()
+
+
+@pytest.mark.parametrize("method", ["bm25", "vector", "rrf"])
+def test_answers_from_the_sample_corpus(local: Any, method: str) -> None:
+    out = local(retrieval_method=method).post(f"{API}/ai/rag", json={"query": "How many days of paid annual leave?"})
+    body = out.get_json()
+    assert body["status"] == "OK"
+    assert "25 days" in body["content"]["message"]
+    assert any(d["title"] in ("Annual leave policy", "Politique de congés payés") for d in body["content"]["documents"])
+
+
+def test_answers_in_french(local: Any) -> None:
+    body = (
+        local(retrieval_method="vector")
+        .post(f"{API}/ai/rag", json={"query": "Combien de jours de télétravail par semaine ?", "lang": "fr"})
+        .get_json()
+    )
+    assert "trois jours par semaine" in body["content"]["message"]
+
+
+def test_abstains_when_the_documents_do_not_answer(local: Any) -> None:
+    body = (
+        local(retrieval_method="vector").post(f"{API}/ai/rag", json={"query": "Who painted the Mona Lisa?"}).get_json()
+    )
+    assert body["status"] == "OK" and body["content"]["message"] == NOT_FOUND
+
+
+def test_summarize_a_sample_document(local: Any) -> None:
+    body = local().post(f"{API}/ai/summarize", json={"id": "file://share/it/vpn.txt"}).get_json()
+    assert body["status"] == "OK" and "VPN" in body["content"]["message"]
