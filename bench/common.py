@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,7 +15,9 @@ from pathlib import Path
 
 import requests
 
+from datafari_rag.config import Settings
 from datafari_rag.paths import PROJECT_ROOT, SAMPLE_CORPUS
+from datafari_rag.solr import SolrClient
 
 SCIFACT = PROJECT_ROOT.parent / "shared" / "data" / "scifact" / "corpus.jsonl"
 
@@ -76,3 +80,99 @@ def served_agent(port: int) -> Iterator[subprocess.Popen[bytes]]:
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+@contextmanager
+def bench_stack(prefix: str = "bench_") -> Iterator[tuple[Settings, SolrClient, str]]:
+    """Solr (DATAFARI_RAG_SOLR_URL or a local node), the agent in-process, the sample corpus
+    indexed into ``bench_`` collections. Yields (settings, solr client, agent URL)."""
+    from datafari_rag.agent.app import create_agent_app
+    from datafari_rag.indexing.sample import index_sample
+    from datafari_rag.solr.bootstrap import bootstrap
+    from datafari_rag.solr.runtime import LocalSolr
+    from tests.servers import free_port, serve
+
+    node = None
+    url = os.environ.get("DATAFARI_RAG_SOLR_URL")
+    if not url:
+        node = LocalSolr(port=free_port(), home=Path(tempfile.mkdtemp(prefix="datafari-rag-bench-")))
+        node.start()
+        url = node.url
+    try:
+        with serve(create_agent_app()) as agent:
+            settings = Settings(
+                solr_url=url,
+                collection_main=f"{prefix}FileShare",
+                collection_vector=f"{prefix}VectorMain",
+                embeddings_endpoint=f"{agent}/v1",
+            )
+            solr = SolrClient(url, timeout=120)
+            bootstrap(solr, settings)
+            index_sample(solr, settings)
+            yield settings, solr, f"{agent}/v1"
+    finally:
+        if node is not None:
+            node.stop()
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+def settings_env(settings: Settings) -> dict[str, str]:
+    """The settings as DATAFARI_RAG_* variables, for a sidecar started as its own process."""
+    env = dict(os.environ)
+    for f in dataclasses.fields(Settings):
+        value = getattr(settings, f.name)
+        env["DATAFARI_RAG_" + f.metadata["key"].upper().replace(".", "_")] = (
+            str(value).lower() if isinstance(value, bool) else str(value)
+        )
+    return env
+
+
+@contextmanager
+def served_sidecar(settings: Settings, port: int) -> Iterator[str]:
+    """The sidecar as production runs it (gunicorn, conf/gunicorn.conf.py) on ``port``."""
+    env = settings_env(settings.replace(server_port=port))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "datafari_rag.cli", "serve"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                requests.get(f"{base}/health", timeout=2)
+                break
+            except requests.RequestException:
+                time.sleep(0.2)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@contextmanager
+def stub_llm_process(port: int, delay: float) -> Iterator[str]:
+    """The recording LLM stub in a process of its own, so that it does not share the GIL with
+    the benchmark's client threads; yields its OpenAI base URL."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.fake_llm", "--port", str(port), "--delay", str(delay)], cwd=PROJECT_ROOT
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                requests.get(f"{url}/models", timeout=1)
+                break
+            except requests.RequestException:
+                time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

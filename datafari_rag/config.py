@@ -72,7 +72,7 @@ class Settings:
     # --- ours ---
     llm_timeout: float = _key("llm.timeout", default=60.0, minimum=1)
     llm_max_retries: int = _key("llm.maxRetries", default=1)
-    llm_max_concurrent: int = _key("llm.maxConcurrent", default=32, minimum=1)
+    llm_max_concurrent: int = _key("llm.maxConcurrent", default=64, minimum=1)
     query_max_length: int = _key("rag.query.maxLength", default=2000, minimum=10)
 
     @property

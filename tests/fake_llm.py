@@ -6,6 +6,7 @@ and choose what it answers (a function of the prompt) and how long it takes.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -58,3 +59,21 @@ class FakeLlm:
             )
 
         return app
+
+
+def main() -> None:
+    """``python -m tests.fake_llm --port P --delay S``: the stub as its own process (benchmarks)."""
+    import argparse
+
+    from werkzeug.serving import make_server
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--delay", type=float, default=0.0)
+    args = parser.parse_args()
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    make_server("127.0.0.1", args.port, FakeLlm(delay=args.delay).app(), threaded=True).serve_forever()
+
+
+if __name__ == "__main__":
+    main()

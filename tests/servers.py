@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ def free_port() -> int:
 @contextmanager
 def serve(app: Flask, port: int | None = None) -> Iterator[str]:
     """Serves ``app`` on 127.0.0.1 in a thread; yields its base URL, stops on exit."""
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
     server = make_server("127.0.0.1", port or free_port(), app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+import httpx
 import openai
 
 from ..config import Settings
@@ -22,6 +23,13 @@ class OpenAiLlmService:
             api_key=settings.llm_token or "no-key",
             timeout=settings.llm_timeout,
             max_retries=settings.llm_max_retries,
+            # keep a connection open for every call that may run at once
+            http_client=openai.DefaultHttpxClient(
+                limits=httpx.Limits(
+                    max_connections=settings.llm_max_concurrent * 2,
+                    max_keepalive_connections=settings.llm_max_concurrent,
+                )
+            ),
         )
         self._slots = threading.BoundedSemaphore(settings.llm_max_concurrent)
 

@@ -15,17 +15,26 @@ _QUERY_SPECIAL = re.compile(r'[<>{}\[\]\\"`|^~*]')
 _MARKUP = str.maketrans({"<": "‹", ">": "›", '"': "'", "`": "'"})
 
 
-def _without_controls(text: str, keep: str = "") -> str:
-    return "".join(ch for ch in text if ch in keep or unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Cn"))
+# Control, format (zero-width, bidi overrides), surrogate and private-use characters;
+# tab and line breaks are not among them.
+_CONTROLS = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff\ue000-\uf8ff\U000e0000-\U000e007f]"
+)
+
+
+def _without_controls(text: str) -> str:
+    """``text`` without invisible characters; tabs and line breaks stay."""
+    return _CONTROLS.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
 
 
 def clean_query(query: str) -> str:
     """The query as it may appear in a prompt."""
-    text = unicodedata.normalize("NFC", _without_controls(query, keep=" "))
+    text = unicodedata.normalize("NFC", _without_controls(query))
     text = _QUERY_SPECIAL.sub(" ", text)
     return " ".join(text.split())[:QUERY_MAX_CHARS].strip()
 
 
 def clean_snippet(text: str) -> str:
     """Document text as it may appear between our markup: no markup, no quotes, no controls."""
-    return _without_controls(unicodedata.normalize("NFC", text), keep="\n\t").translate(_MARKUP).strip()
+    return _without_controls(unicodedata.normalize("NFC", text)).translate(_MARKUP).strip()

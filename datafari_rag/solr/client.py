@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import requests
+from requests.adapters import HTTPAdapter
+
+POOL_SIZE = 128  # connections kept open to Solr: every concurrent request of a busy process
 
 
 class SolrError(RuntimeError):
@@ -22,6 +25,11 @@ class SolrClient:
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.session = requests.Session()
+        # Solr is reached directly: no proxy or .netrc look-up from the environment on every call
+        self.session.trust_env = False
+        adapter = HTTPAdapter(pool_connections=4, pool_maxsize=POOL_SIZE)
+        self.session.mount("http://", adapter)
+        self.session.mount("https://", adapter)
         if auth:
             self.session.auth = auth
 

@@ -1,0 +1,65 @@
+"""The RAG pipeline's own time: ``ai/rag`` with an LLM stub that answers instantly, against the
+same BM25 query sent straight to Solr in the same run. Prints one line with p50/p99 of both
+and the pipeline's own share (the difference)."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import requests
+
+from bench.common import bench_stack, percentile, served_sidecar
+from tests.fake_llm import FakeLlm
+from tests.servers import free_port, serve
+
+QUERIES = [
+    "paid annual leave",
+    "reset my password",
+    "VPN client",
+    "parking electric chargers",
+    "congés payés",
+    "quarterly revenue",
+    "phishing emails",
+    "cafeteria lunch",
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--quick", action="store_true", help="40 requests")
+    args = parser.parse_args()
+    count = 40 if args.quick else args.requests
+    with bench_stack() as (settings, _, _agent), serve(FakeLlm().app()) as llm:
+        sidecar_settings = settings.replace(llm_endpoint=f"{llm}/v1", retrieval_method="bm25")
+        with served_sidecar(sidecar_settings, free_port()) as base, requests.Session() as http:
+            solr_url = f"{settings.solr_url}/{settings.collection_main}/select"
+            direct, rag = [], []
+            for i in range(count + 10):
+                q = QUERIES[i % len(QUERIES)]
+                began = time.perf_counter()
+                http.get(
+                    solr_url,
+                    params={"q": q, "q.op": "OR", "rows": 3, "fl": "id,title,url,exactContent", "wt": "json"},
+                    timeout=30,
+                ).raise_for_status()
+                direct_ms = (time.perf_counter() - began) * 1000
+                began = time.perf_counter()
+                body = http.post(f"{base}/Datafari/rest/v2.0/ai/rag", json={"query": q}, timeout=30).json()
+                rag_ms = (time.perf_counter() - began) * 1000
+                assert body["status"] == "OK", body
+                if i >= 10:  # warm-up
+                    direct.append(direct_ms)
+                    rag.append(rag_ms)
+    p50, p99 = percentile(rag, 50), percentile(rag, 99)
+    d50, d99 = percentile(direct, 50), percentile(direct, 99)
+    print(
+        f"rag_overhead: ai/rag (bm25, instant LLM) p50 {p50:.1f} ms p99 {p99:.1f} ms; "
+        f"same query straight to Solr p50 {d50:.1f} ms p99 {d99:.1f} ms; pipeline's own p50 {p50 - d50:.1f} ms "
+        f"({count} requests)"
+    )
+
+
+if __name__ == "__main__":
+    main()
