@@ -126,11 +126,13 @@ def test_filters_are_knn_prefilters(solr: SolrClient, settings: Settings, indexe
 def test_bm25_search_on_fileshare(solr: SolrClient, settings: Settings, indexed: None) -> None:
     hits = solr.get(
         f"{settings.collection_main}/select",
-        {"q": "subscriptions revenue", "q.op": "OR", "fl": "id,score"},
+        {"q": "subscriptions revenue", "q.op": "OR", "fq": "id:doc-*", "fl": "id,score"},
     )["response"]
     assert hits["docs"][0]["id"] == "doc-revenue"
     # English stemming: "erupted" matches "eruption"'s stem "erupt".
-    stemmed = solr.get(f"{settings.collection_main}/select", {"q": "erupted", "fl": "id"})["response"]["docs"]
+    stemmed = solr.get(f"{settings.collection_main}/select", {"q": "erupted", "fq": "id:doc-*", "fl": "id"})[
+        "response"
+    ]["docs"]
     assert [d["id"] for d in stemmed] == ["doc-volcano"]
 
 
