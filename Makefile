@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 CLI    := $(VENV)/bin/datafari-rag
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install jars run test lint unit integration clean
+.PHONY: install jars run test lint unit integration bench clean
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,12 @@ integration: jars
 
 test: lint jars
 	$(PY) -m pytest -v
+
+# Benchmarks: one line each, each against a baseline measured in the same run (QUICK=1: smaller).
+bench: jars
+	$(PY) -m bench.embedding $(if $(QUICK),--quick)
+	$(PY) -m bench.rag_overhead $(if $(QUICK),--quick)
+	$(PY) -m bench.concurrency $(if $(QUICK),--quick)
 
 clean:
 	rm -rf $(VENV) solr_config/runtime/lib solr_config/runtime/.lib-stamp solr_config/plugin/target var

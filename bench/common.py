@@ -99,7 +99,7 @@ def bench_stack(prefix: str = "bench_") -> Iterator[tuple[Settings, SolrClient, 
         node.start()
         url = node.url
     try:
-        with serve(create_agent_app()) as agent:
+        with serve(create_agent_app(generator="extractive")) as agent:
             settings = Settings(
                 solr_url=url,
                 collection_main=f"{prefix}FileShare",

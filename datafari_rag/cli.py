@@ -199,6 +199,16 @@ def run_cmd() -> None:
         click.echo("\nTry:")
         click.echo(f"  curl {base}/health")
         click.echo(
+            f"  curl -s {base}{settings.api_prefix}/ai/rag -H 'Content-Type: application/json' "
+            '-d \'{"query": "How many days of paid leave do I get?"}\''
+        )
+        click.echo(
+            f"  curl -s {base}{settings.api_prefix}/ai/rag -H 'Content-Type: application/json' "
+            '-d \'{"query": "Combien de jours de télétravail ?", "lang": "fr"}\''
+        )
+        click.echo(f"  curl -s '{base}{settings.api_prefix}/search/select?q=password&action=rag&format=stepbystep'")
+        click.echo(f"  curl -s '{base}{settings.api_prefix}/search/vector?queryrag=working+from+home&topK=3'")
+        click.echo(
             f"  curl '{node.url}/{settings.collection_vector}/vector?queryrag=working+from+home&fl=id,title,score'"
         )
         click.echo(f"  curl '{node.url}/{settings.collection_main}/select?q=password&fl=id,title,score'")

@@ -40,6 +40,8 @@ class Settings:
     embeddings_endpoint: str = _key("solr.embeddings.endpoint", default="")
     agent_host: str = _key("agent.host", default="127.0.0.1")
     agent_port: int = _key("agent.port", default=8889)
+    agent_generator: str = _key("agent.generator", default="extractive", choices=("extractive", "gguf"))
+    agent_gguf_path: str = _key("agent.gguf.path", default="")
     server_host: str = _key("server.host", default="127.0.0.1")
     server_port: int = _key("server.port", default=8080)
     api_prefix: str = _key("server.api.prefix", default="/Datafari/rest/v2.0")

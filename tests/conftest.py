@@ -44,7 +44,7 @@ def embedder() -> SentenceEmbedder:
 @pytest.fixture(scope="session")
 def agent_url(embedder: SentenceEmbedder) -> Iterator[str]:
     """The real agent (real model) on a free port; its OpenAI base URL (…/v1)."""
-    with serve(create_agent_app(embedder)) as url:
+    with serve(create_agent_app(embedder, "extractive")) as url:
         yield f"{url}/v1"
 
 

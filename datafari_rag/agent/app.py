@@ -3,8 +3,11 @@ embeddings and an extractive chat model, so that the product answers with no API
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from flask import Flask, Response
 
+from ..config import load_settings
 from .chat import bp as chat_bp
 from .embeddings import bp as embeddings_bp
 from .embeddings import openai_error
@@ -12,11 +15,22 @@ from .extractive import ExtractiveGenerator
 from .model import SentenceEmbedder
 
 
-def create_agent_app(embedder: SentenceEmbedder | None = None) -> Flask:
-    """Builds the agent; the model is loaded once here and shared by all request threads."""
+def create_agent_app(embedder: SentenceEmbedder | None = None, generator: str | None = None) -> Flask:
+    """Builds the agent; the models are loaded once here and shared by all request threads.
+
+    ``generator`` is ``agent.generator``: ``extractive`` (default) or ``gguf`` (optional extra).
+    """
     app = Flask("datafari_rag.agent")
     app.extensions["embedder"] = embedder or SentenceEmbedder()
-    app.extensions["generator"] = ExtractiveGenerator(app.extensions["embedder"])
+    settings = load_settings() if generator is None else None
+    kind = generator or (settings.agent_generator if settings else "extractive")
+    if kind == "gguf":
+        from .gguf import GgufGenerator
+
+        path = settings.agent_gguf_path if settings else ""
+        app.extensions["generator"] = GgufGenerator(Path(path) if path else None)
+    else:
+        app.extensions["generator"] = ExtractiveGenerator(app.extensions["embedder"])
     app.register_blueprint(embeddings_bp)
     app.register_blueprint(chat_bp)
 

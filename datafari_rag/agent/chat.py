@@ -12,12 +12,15 @@ import re
 import time
 import uuid
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import Blueprint, Response, current_app, jsonify, request, stream_with_context
 
 from .embeddings import openai_error
 from .extractive import ExtractiveGenerator
+
+if TYPE_CHECKING:
+    from .gguf import GgufGenerator
 
 GENERATOR_MODEL = "datafari-rag-extractive"
 ROLES = ("system", "user", "assistant", "developer", "tool")
@@ -25,7 +28,7 @@ ROLES = ("system", "user", "assistant", "developer", "tool")
 bp = Blueprint("chat", __name__)
 
 
-def _generator() -> ExtractiveGenerator:
+def _generator() -> ExtractiveGenerator | GgufGenerator:
     return current_app.extensions["generator"]
 
 
@@ -56,7 +59,7 @@ def chat_completions() -> Response:
     model = body.get("model") or GENERATOR_MODEL
     max_tokens = body.get("max_tokens", body.get("max_completion_tokens", 200))
     text = _generator().complete(prompt, max_tokens)
-    embedder = _generator().embedder
+    embedder = current_app.extensions["embedder"]
     usage = {"prompt_tokens": embedder.count_tokens(prompt), "completion_tokens": embedder.count_tokens(text)}
     usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
     ident, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
