@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 
 import httpx
 import openai
 
 from ..config import Settings
-from .service import ChatMessage, LlmError
+from .service import ChatMessage, LlmError, Usage
+
+
+def estimate_tokens(text: str) -> int:
+    """A token count for LLMs that report no usage (about four characters a token)."""
+    return max(1, len(text) // 4) if text else 0
 
 
 class OpenAiLlmService:
@@ -33,17 +39,56 @@ class OpenAiLlmService:
         )
         self._slots = threading.BoundedSemaphore(settings.llm_max_concurrent)
 
-    def generate(self, messages: list[ChatMessage]) -> str:
+    def _create(self, messages: list[ChatMessage], stream: bool):  # type: ignore[no-untyped-def]
+        extra = {"stream": True, "stream_options": {"include_usage": True}} if stream else {}
+        return self.client.chat.completions.create(
+            model=self.model,
+            messages=messages,  # type: ignore[arg-type]
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            **extra,
+        )
+
+    def generate(self, messages: list[ChatMessage], usage: Usage | None = None) -> str:
         with self._slots:
             try:
-                completion = self.client.chat.completions.create(
-                    model=self.model,
-                    messages=messages,  # type: ignore[arg-type]
-                    temperature=self.temperature,
-                    max_tokens=self.max_tokens,
-                )
+                completion = self._create(messages, stream=False)
             except openai.OpenAIError as exc:
                 raise LlmError(f"The LLM call failed: {exc}") from exc
-        if not completion.choices:
-            return ""
-        return completion.choices[0].message.content or ""
+        text = (completion.choices[0].message.content or "") if completion.choices else ""
+        if usage is not None:
+            if completion.usage:
+                usage.add(completion.usage.prompt_tokens, completion.usage.completion_tokens)
+            else:
+                usage.add(estimate_tokens(_prompt_text(messages)), estimate_tokens(text), counted=True)
+        return text
+
+    def stream(self, messages: list[ChatMessage], usage: Usage | None = None) -> Iterator[str]:
+        with self._slots:
+            try:
+                chunks = self._create(messages, stream=True)
+            except openai.OpenAIError as exc:
+                raise LlmError(f"The LLM call failed: {exc}") from exc
+            text, reported = [], None
+            try:
+                for chunk in chunks:
+                    if chunk.usage:
+                        reported = chunk.usage
+                    for choice in chunk.choices:
+                        piece = choice.delta.content if choice.delta else None
+                        if piece:
+                            text.append(piece)
+                            yield piece
+            except openai.OpenAIError as exc:
+                raise LlmError(f"The LLM stream failed: {exc}") from exc
+            finally:
+                chunks.close()  # a client that went away cancels the upstream request
+        if usage is not None:
+            if reported:
+                usage.add(reported.prompt_tokens, reported.completion_tokens)
+            else:
+                usage.add(estimate_tokens(_prompt_text(messages)), estimate_tokens("".join(text)), counted=True)
+
+
+def _prompt_text(messages: list[ChatMessage]) -> str:
+    return "\n".join(m["content"] for m in messages)

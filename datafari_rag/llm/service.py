@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Protocol, TypedDict
 
 
@@ -14,7 +17,35 @@ class LlmError(RuntimeError):
     """The LLM could not be reached or answered badly (after the configured retries)."""
 
 
+@dataclass
+class Usage:
+    """Tokens used by the calls of one request (from the LLM's ``usage``, or counted)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    counted: bool = False  # True when some figure was estimated rather than reported
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, prompt: int, completion: int, counted: bool = False) -> None:
+        with self._lock:
+            self.prompt_tokens += prompt
+            self.completion_tokens += completion
+            self.counted = self.counted or counted
+
+    def as_dict(self) -> dict[str, int | bool]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.prompt_tokens + self.completion_tokens,
+            "estimated": self.counted,
+        }
+
+
 class LlmService(Protocol):
-    def generate(self, messages: list[ChatMessage]) -> str:
+    def generate(self, messages: list[ChatMessage], usage: Usage | None = None) -> str:
         """The model's answer to ``messages`` (may be empty)."""
+        ...
+
+    def stream(self, messages: list[ChatMessage], usage: Usage | None = None) -> Iterator[str]:
+        """The answer as it is generated, piece by piece. Closing the iterator cancels the call."""
         ...

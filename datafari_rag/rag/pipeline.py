@@ -9,11 +9,15 @@
 
 from __future__ import annotations
 
+import queue
+import threading
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from ..config import Settings
-from ..llm import LlmError, LlmService
+from ..llm import LlmError, LlmService, Usage
 from ..retrieval import RetrievalContext, Snippet, retrieve, retrieve_document
 from ..security import UserAccess
 from ..solr import SolrClient, SolrError
@@ -22,8 +26,8 @@ from .errors import RagError
 from .hygiene import clean_query, clean_snippet
 from .packing import Item, PromptTooLarge
 from .prompts import PromptContext, snippet_text
-from .rewriting import search_query
-from .strategies import mapreduce, refine
+from .rewriting import rewriting_enabled, search_query
+from .strategies import FinalCall, mapreduce, refine, user
 
 HISTORY_MESSAGE_MAX_CHARS = 2000
 
@@ -35,6 +39,12 @@ class RagRequest:
     lang: str | None = None
     history: list[dict[str, str]] = field(default_factory=list)
     format: str | None = None
+
+
+@dataclass(frozen=True)
+class Event:
+    type: str
+    data: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -58,16 +68,27 @@ class Pipeline:
             ]
         return PromptContext(clean_query(request.query), request.format, request.lang, history)
 
-    def answer(self, request: RagRequest, access: UserAccess) -> RagAnswer:
+    def events(self, request: RagRequest, access: UserAccess, stream: bool = False) -> Iterator[Event]:
+        """The pipeline as events: phases, ``sources.final`` (always before generation),
+        ``message.delta`` pieces, then ``message.final`` with the answer and token usage.
+
+        Raises :class:`RagError`; ``ai/rag`` and ``ai/stream`` both consume this, so the final
+        text is the same for the same LLM output. With ``stream``, only the final LLM call is
+        streamed; closing the iterator cancels it.
+        """
         s = self.settings
         if not s.enable_rag:
             raise RagError("ragErrorNotEnabled")
         ctx = self.prompt_context(request)
         if not ctx.query:
             raise RagError("ragBadRequest", "The query is empty once cleaned.")
+        usage = Usage()
         retrieval = RetrievalContext(self.solr, s, access)
         try:
-            query = search_query(self.llm, s, request.query, request.history)
+            if rewriting_enabled(s, request.history):
+                yield Event("phase", {"name": "rag:query rewriting"})
+            query = search_query(self.llm, s, request.query, request.history, usage)
+            yield Event("phase", {"name": "rag:retrieval"})
             if request.doc_id is not None:
                 found = retrieve_document(retrieval, request.doc_id, query)
                 if found is None:
@@ -75,22 +96,50 @@ class Pipeline:
             else:
                 found = retrieve(retrieval, query)
             snippets = [x for x in chunk_snippets(_cleaned(found), s.chunk_size) if x.content]
+            yield Event("sources.final", {"items": sources(snippets)})
             if not snippets:
                 raise RagError("ragNoFileFound", "The search returned no usable content.")
             items = [Item(x.content, _shower(x.title)) for x in snippets]
             if s.chunking_strategy == "mapreduce":
-                message = mapreduce(self.llm, ctx, items, s.max_request_size, s.llm_max_concurrent)
+                plan = partial(mapreduce, self.llm, usage, concurrency=s.llm_max_concurrent)
             else:
-                message = refine(self.llm, ctx, items, s.max_request_size)
+                plan = partial(refine, self.llm, usage)
+            final = yield from _with_progress(lambda progress: plan(progress, ctx, items, s.max_request_size))
+            yield Event("phase", {"name": "rag:response generation"})
+            text = yield from self._final(final, usage, stream)
         except SolrError as exc:
             raise RagError("ragTechnicalError", f"Search failed: {exc}") from exc
         except LlmError as exc:
             raise RagError("ragTechnicalError", str(exc)) from exc
         except PromptTooLarge as exc:
             raise RagError("ragTechnicalError", f"Prompt size limit: {exc}") from exc
-        if not message.strip():
+        if not text:
             raise RagError("ragNoValidAnswer", "The LLM returned an empty answer.")
-        return RagAnswer(message.strip(), sources(snippets))
+        yield Event("message.final", {"text": text, "usage": usage.as_dict()})
+
+    def _final(self, final: FinalCall, usage: Usage, stream: bool) -> Iterator[Event]:
+        """Runs the last call (streamed or not); returns the answer text."""
+        if not final.prompt:
+            return final.fallback
+        if stream:
+            pieces = []
+            for piece in self.llm.stream(user(final.prompt), usage):
+                pieces.append(piece)
+                yield Event("message.delta", {"text": piece})
+            text = "".join(pieces)
+        else:
+            text = self.llm.generate(user(final.prompt), usage)
+        return text.strip() or final.fallback
+
+    def answer(self, request: RagRequest, access: UserAccess) -> RagAnswer:
+        """The answer and its sources, for ``ai/rag``."""
+        documents: list[dict[str, str]] = []
+        for event in self.events(request, access):
+            if event.type == "sources.final":
+                documents = event.data["items"]
+            elif event.type == "message.final":
+                return RagAnswer(event.data["text"], documents)
+        raise RagError("ragNoValidAnswer")
 
     def summarize(self, doc_id: str, lang: str | None, access: UserAccess) -> str:
         s = self.settings
@@ -106,7 +155,9 @@ class Pipeline:
                 raise RagError("summarizationEmptyFile", f"The document {doc_id!r} has no text.")
             items = [Item(x.content, _shower(x.title)) for x in chunks]
             ctx = PromptContext("", None, lang)
-            summary = refine(self.llm, ctx, items, s.max_request_size, "summarize", "summarize_refine")
+            usage = Usage()
+            final = refine(self.llm, usage, _ignore, ctx, items, s.max_request_size, "summarize", "summarize_refine")
+            summary = (self.llm.generate(user(final.prompt), usage) if final.prompt else "").strip() or final.fallback
         except SolrError as exc:
             raise RagError("summarizationTechnicalError", f"Search failed: {exc}") from exc
         except (LlmError, PromptTooLarge) as exc:
@@ -130,3 +181,33 @@ def sources(snippets: list[Snippet]) -> list[dict[str, str]]:
     for x in snippets:
         seen.setdefault(x.url, {"id": x.id, "title": x.title, "url": x.url, "content": x.content})
     return list(seen.values())
+
+
+def _ignore(name: str, step: int, of: int | None) -> None:
+    """Progress of a call nobody watches."""
+
+
+def _with_progress(
+    run: Callable[[Callable[[str, int, int | None], None]], FinalCall],
+) -> Generator[Event, None, FinalCall]:
+    """Runs a strategy in a thread, yielding its progress as ``phase`` events as they happen."""
+    events: queue.Queue[Event | None] = queue.Queue()
+    outcome: dict[str, Any] = {}
+
+    def progress(name: str, step: int, of: int | None) -> None:
+        events.put(Event("phase", {"name": name, "step": step, **({"of": of} if of else {})}))
+
+    def work() -> None:
+        try:
+            outcome["final"] = run(progress)
+        except BaseException as exc:  # re-raised in the caller's thread
+            outcome["error"] = exc
+        finally:
+            events.put(None)
+
+    threading.Thread(target=work, daemon=True, name="rag-strategy").start()
+    while (event := events.get()) is not None:
+        yield event
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["final"]

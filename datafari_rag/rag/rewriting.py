@@ -4,14 +4,20 @@ the original question). The LLM answers "0" to keep the query as it is."""
 from __future__ import annotations
 
 from ..config import Settings
-from ..llm import LlmError, LlmService
+from ..llm import LlmError, LlmService, Usage
 from .hygiene import clean_query, clean_snippet
 from .prompts import PromptContext
 
 
-def search_query(llm: LlmService, settings: Settings, query: str, history: list[dict[str, str]]) -> str:
+def rewriting_enabled(settings: Settings, history: list[dict[str, str]]) -> bool:
     enabled = settings.rewriting_bm25 if settings.retrieval == "bm25" else settings.rewriting_vector
-    if not enabled or not history:
+    return enabled and bool(history)
+
+
+def search_query(
+    llm: LlmService, settings: Settings, query: str, history: list[dict[str, str]], usage: Usage | None = None
+) -> str:
+    if not rewriting_enabled(settings, history):
         return query
     recent = [
         {"role": m["role"], "content": clean_snippet(m["content"])[:2000]}
@@ -20,7 +26,7 @@ def search_query(llm: LlmService, settings: Settings, query: str, history: list[
     template = "rewrite_bm25" if settings.retrieval == "bm25" else "rewrite_vector"
     prompt = PromptContext(clean_query(query), history=recent).prompt(template)
     try:
-        rewritten = clean_query(llm.generate([{"role": "user", "content": prompt}]))
+        rewritten = clean_query(llm.generate([{"role": "user", "content": prompt}], usage))
     except LlmError:
         return query  # rewriting is an optimisation: the original query still works
     return query if rewritten in ("", "0") else rewritten

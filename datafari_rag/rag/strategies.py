@@ -4,22 +4,37 @@ refine: the first pack gives an answer, each next pack refines it (sequential by
 mapreduce: one call per pack, run concurrently (bounded by ``llm.maxConcurrent``), then merge
 calls; partial answers that do not fit one merge prompt are merged in groups, recursively,
 so none is ever dropped. One pack means one call and no merge.
+
+Both run every call but the last and return that last one as a :class:`FinalCall`, so that the
+caller can stream it (or not); ``progress`` is told of each intermediate call before it runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import partial
 
-from ..llm import ChatMessage, LlmService
+from ..llm import ChatMessage, LlmService, Usage
 from .packing import Item, take_pack
 from .prompts import PromptContext, partial_answer_text
 
+Progress = Callable[[str, int, int | None], None]  # (phase name, step, number of steps if known)
 
-def _ask(llm: LlmService, prompt: str) -> str:
-    messages: list[ChatMessage] = [{"role": "user", "content": prompt}]
-    return llm.generate(messages).strip()
+
+@dataclass(frozen=True)
+class FinalCall:
+    prompt: str  # empty when there is nothing left to ask
+    fallback: str = ""  # the answer to keep if the final call returns nothing
+
+
+def user(prompt: str) -> list[ChatMessage]:
+    return [{"role": "user", "content": prompt}]
+
+
+def _ask(llm: LlmService, usage: Usage, prompt: str) -> str:
+    return llm.generate(user(prompt), usage).strip()
 
 
 def _render_refining(ctx: PromptContext, template: str, previous: str, snippets: str) -> str:
@@ -36,30 +51,44 @@ def _packs(items: list[Item], render: Callable[[str], str], limit: int, min_item
 
 def refine(
     llm: LlmService,
+    usage: Usage,
+    progress: Progress,
     ctx: PromptContext,
     items: list[Item],
     limit: int,
     first: str = "refine_initial",
     then: str = "refine_refining",
-) -> str:
+) -> FinalCall:
     prompt, rest = take_pack(items, lambda s: ctx.prompt(first, snippets=s), limit)
-    answer = _ask(llm, prompt)
+    answer, step = "", 1
     while rest:
-        previous = answer
-        prompt, rest = take_pack(rest, partial(_render_refining, ctx, then, previous), limit)
-        answer = _ask(llm, prompt) or previous
-    return answer
+        progress("rag:refine", step, None)
+        answer = _ask(llm, usage, prompt) or answer
+        prompt, rest = take_pack(rest, partial(_render_refining, ctx, then, answer), limit)
+        step += 1
+    return FinalCall(prompt, answer)
 
 
-def mapreduce(llm: LlmService, ctx: PromptContext, items: list[Item], limit: int, concurrency: int) -> str:
+def mapreduce(
+    llm: LlmService,
+    usage: Usage,
+    progress: Progress,
+    ctx: PromptContext,
+    items: list[Item],
+    limit: int,
+    concurrency: int,
+) -> FinalCall:
     prompts = _packs(items, lambda s: ctx.prompt("map", snippets=s), limit)
     if len(prompts) == 1:
-        return _ask(llm, prompts[0])
+        return FinalCall(prompts[0])
+    ask = partial(_ask, llm, usage)
     with ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(prompts)))) as pool:
-        partials = [p for p in pool.map(lambda p: _ask(llm, p), prompts) if p]
+        progress("rag:map", len(prompts), len(prompts))
+        partials = [p for p in pool.map(ask, prompts) if p]
         while True:
             answers = [Item(p, partial_answer_text) for p in partials]
             merges = _packs(answers, lambda s: ctx.prompt("merge", snippets=s), limit, min_items=2)
             if len(merges) <= 1:
-                return _ask(llm, merges[0]) if merges else ""
-            partials = [p for p in pool.map(lambda p: _ask(llm, p), merges) if p]
+                return FinalCall(merges[0] if merges else "")
+            progress("rag:merge", len(merges), len(merges))
+            partials = [p for p in pool.map(ask, merges) if p]
