@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import subprocess
@@ -118,42 +117,6 @@ def bench_stack(prefix: str = "bench_") -> Iterator[tuple[Settings, SolrClient, 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
-
-
-def settings_env(settings: Settings) -> dict[str, str]:
-    """The settings as DATAFARI_RAG_* variables, for a sidecar started as its own process."""
-    env = dict(os.environ)
-    for f in dataclasses.fields(Settings):
-        value = getattr(settings, f.name)
-        env["DATAFARI_RAG_" + f.metadata["key"].upper().replace(".", "_")] = (
-            str(value).lower() if isinstance(value, bool) else str(value)
-        )
-    return env
-
-
-@contextmanager
-def served_sidecar(settings: Settings, port: int) -> Iterator[str]:
-    """The sidecar as production runs it (gunicorn, conf/gunicorn.conf.py) on ``port``."""
-    env = settings_env(settings.replace(server_port=port))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "datafari_rag.cli", "serve"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                requests.get(f"{base}/health", timeout=2)
-                break
-            except requests.RequestException:
-                time.sleep(0.2)
-        yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 @contextmanager

@@ -16,9 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import requests
 
-from bench.common import bench_stack, served_sidecar, stub_llm_process
+from bench.common import bench_stack, stub_llm_process
 from tests.fake_llm import FakeLlm
-from tests.servers import free_port, serve
+from tests.servers import free_port, serve, served_sidecar
 
 BIG_ID = "bench://manual"
 LATENCY = 1.0

@@ -9,9 +9,9 @@ import time
 
 import requests
 
-from bench.common import bench_stack, percentile, served_sidecar
+from bench.common import bench_stack, percentile
 from tests.fake_llm import FakeLlm
-from tests.servers import free_port, serve
+from tests.servers import free_port, serve, served_sidecar
 
 QUERIES = [
     "paid annual leave",

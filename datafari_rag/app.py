@@ -7,6 +7,7 @@ from flask import Flask, Response, jsonify
 from .api.health import bp as health_bp
 from .api.rag import bp as rag_bp
 from .api.search import bp as search_bp
+from .api.stream import bp as stream_bp
 from .config import Settings, load_settings
 from .llm import LlmService
 from .services import build_services
@@ -21,6 +22,7 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     prefix = settings.api_prefix.rstrip("/")
     app.register_blueprint(rag_bp, url_prefix=prefix)
     app.register_blueprint(search_bp, url_prefix=prefix)
+    app.register_blueprint(stream_bp, url_prefix=prefix)
 
     @app.errorhandler(404)
     def not_found(_: Exception) -> tuple[Response, int]:

@@ -6,10 +6,12 @@ and choose what it answers (a function of the prompt) and how long it takes.
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +22,10 @@ from flask import Flask, Response, jsonify, request
 class FakeLlm:
     answer: Callable[[str], str] = lambda prompt: "A fake answer."
     delay: float = 0.0
+    chunk_delay: float = 0.0  # between streamed pieces
+    fail_after: int | None = None  # streamed pieces before the stream breaks
+    streams_completed: int = 0
+    streams_cut: int = 0  # streams the client closed before the end
     calls: list[list[dict[str, str]]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -28,11 +34,18 @@ class FakeLlm:
         with self.lock:
             return [call[-1]["content"] for call in self.calls]
 
-    def reset(self, answer: Callable[[str], str] | None = None, delay: float = 0.0) -> None:
+    def reset(
+        self,
+        answer: Callable[[str], str] | None = None,
+        delay: float = 0.0,
+        chunk_delay: float = 0.0,
+        fail_after: int | None = None,
+    ) -> None:
         with self.lock:
             self.calls.clear()
+            self.streams_completed = self.streams_cut = 0
         self.answer = answer or (lambda prompt: "A fake answer.")
-        self.delay = delay
+        self.delay, self.chunk_delay, self.fail_after = delay, chunk_delay, fail_after
 
     def app(self) -> Flask:
         app = Flask("fake_llm")
@@ -45,6 +58,8 @@ class FakeLlm:
             if self.delay:
                 time.sleep(self.delay)
             text = self.answer(body["messages"][-1]["content"])
+            if body.get("stream"):
+                return Response(self._stream(body.get("model", "fake"), text), mimetype="text/event-stream")
             return jsonify(
                 {
                     "id": "chatcmpl-fake",
@@ -59,6 +74,47 @@ class FakeLlm:
             )
 
         return app
+
+    def _stream(self, model: str, text: str) -> Iterator[str]:
+        def chunk(delta: dict[str, str], finish: str | None = None, **extra: Any) -> str:
+            body = {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                **extra,
+            }
+            return f"data: {json.dumps(body)}\n\n"
+
+        finished = False
+        try:
+            yield chunk({"role": "assistant", "content": ""})
+            for i, piece in enumerate(re.findall(r"\S+\s*", text)):
+                if self.fail_after is not None and i >= self.fail_after:
+                    raise RuntimeError("the fake LLM breaks its stream")
+                if self.chunk_delay:
+                    time.sleep(self.chunk_delay)
+                yield chunk({"content": piece})
+            yield chunk({}, "stop")
+            usage = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+            final = {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": model,
+                "choices": [],
+                "usage": usage,
+            }
+            yield f"data: {json.dumps(final)}\n\n"
+            yield "data: [DONE]\n\n"
+            finished = True
+        finally:
+            with self.lock:
+                if finished:
+                    self.streams_completed += 1
+                else:
+                    self.streams_cut += 1
 
 
 def main() -> None:

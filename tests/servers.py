@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import os
 import socket
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import requests
 from flask import Flask
 from werkzeug.serving import make_server
+
+from datafari_rag.config import Settings
 
 
 def free_port() -> int:
@@ -30,3 +38,39 @@ def serve(app: Flask, port: int | None = None) -> Iterator[str]:
     finally:
         server.shutdown()
         thread.join(timeout=10)
+
+
+def settings_env(settings: Settings) -> dict[str, str]:
+    """The settings as DATAFARI_RAG_* variables, for a sidecar started as its own process."""
+    env = dict(os.environ)
+    for f in dataclasses.fields(Settings):
+        value = getattr(settings, f.name)
+        env["DATAFARI_RAG_" + f.metadata["key"].upper().replace(".", "_")] = (
+            str(value).lower() if isinstance(value, bool) else str(value)
+        )
+    return env
+
+
+@contextmanager
+def served_sidecar(settings: Settings, port: int) -> Iterator[str]:
+    """The sidecar as production runs it (gunicorn, conf/gunicorn.conf.py) on ``port``."""
+    env = settings_env(settings.replace(server_port=port))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "datafari_rag.cli", "serve"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                requests.get(f"{base}/health", timeout=2)
+                break
+            except requests.RequestException:
+                time.sleep(0.2)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

@@ -1,0 +1,116 @@
+"""``POST ai/stream``: the RAG answer as it is generated.
+
+Two conventions from one event stream (:meth:`Pipeline.events`):
+- Datafari 7.0 NDJSON (default): one ``{"type", "data", "ts"}`` object per line —
+  ``stream.started``, ``phase``, ``sources.final`` (always, before generation), ``message.delta``,
+  ``message.final``, ``error``, ``stream.completed``.
+- Server-Sent Events when the client sends ``Accept: text/event-stream`` (chat-core style):
+  ``step`` (phases and sources), ``token``, ``done`` (final_response, usage, references), ``error``.
+
+Errors before or during generation become an ``error`` event (with the partial answer) followed
+by a clean end. If the client goes away, closing the generator closes the upstream LLM request.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+from flask import Blueprint, Response, request, stream_with_context
+
+from ..rag.errors import RagError
+from ..rag.pipeline import Event, RagRequest
+from ..security.identity import current_access
+from ..services import get_services
+from . import responses
+from .rag import accept_language
+from .validation import rag_request
+
+bp = Blueprint("stream", __name__)
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def rag_events(rag: RagRequest) -> Iterator[Event]:
+    """The pipeline's events, with the start, the end and any error as events too."""
+    services = get_services()
+    yield Event("stream.started", {"id": uuid.uuid4().hex, "query": rag.query})
+    partial: list[str] = []
+    sources_sent = False
+    events = services.pipeline.events(rag, current_access(), stream=True)
+    try:
+        for event in events:
+            if event.type == "message.delta":
+                partial.append(event.data["text"])
+            sources_sent = sources_sent or event.type == "sources.final"
+            yield event
+    except Exception as exc:  # never a broken stream: the client is told, then the stream ends
+        error = exc if isinstance(exc, RagError) else RagError("ragTechnicalError", type(exc).__name__)
+        if not sources_sent:  # sources are always delivered, even when empty
+            yield Event("sources.final", {"items": []})
+        yield Event(
+            "error",
+            {
+                "code": error.code,
+                "label": error.label,
+                "message": error.message,
+                "reason": error.reason,
+                "partial": "".join(partial),
+            },
+        )
+        yield Event("stream.completed", {"status": "ERROR"})
+        return
+    finally:
+        events.close()  # the client left: cancels the LLM stream upstream
+    yield Event("stream.completed", {"status": "OK"})
+
+
+def ndjson(events: Iterator[Event]) -> Iterator[str]:
+    for event in events:
+        yield json.dumps({"type": event.type, "data": event.data, "ts": _now_ms()}, ensure_ascii=False) + "\n"
+
+
+def sse(events: Iterator[Event]) -> Iterator[str]:
+    """chat-core style Server-Sent Events."""
+    references: list[dict[str, str]] = []
+    for event in events:
+        payload: dict[str, Any] | None = None
+        if event.type == "phase":
+            payload = {"type": "step", "id": event.data["name"], "content": event.data}
+        elif event.type == "sources.final":
+            references = event.data["items"]
+            payload = {"type": "step", "id": "sources", "content": "sources", "references": references}
+        elif event.type == "message.delta":
+            payload = {"type": "token", "content": event.data["text"]}
+        elif event.type == "message.final":
+            payload = {
+                "type": "done",
+                "final_response": event.data["text"],
+                "usage": event.data["usage"],
+                "references": references,
+            }
+        elif event.type == "error":
+            payload = {"type": "error", **event.data}
+        if payload is not None:
+            yield f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
+
+
+@bp.post("/ai/stream")
+def ai_stream() -> Response:
+    settings = get_services().settings
+    try:
+        rag = rag_request(request.get_json(silent=True), settings.query_max_length, accept_language())
+    except RagError as exc:
+        return responses.error(exc)
+    wants_sse = request.accept_mimetypes.best == "text/event-stream"
+    body = sse(rag_events(rag)) if wants_sse else ndjson(rag_events(rag))
+    mimetype = "text/event-stream" if wants_sse else "application/x-ndjson"
+    response = Response(stream_with_context(body), mimetype=mimetype)
+    response.headers["Cache-Control"] = "no-cache"
+    response.headers["X-Accel-Buffering"] = "no"  # no proxy buffering of the stream
+    return response

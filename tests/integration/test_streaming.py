@@ -1,0 +1,176 @@
+"""ai/stream: Datafari 7.0 NDJSON and chat-core SSE from one event stream, on the real Solr."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+import requests
+from flask.testing import FlaskClient
+
+from datafari_rag.app import create_app
+from datafari_rag.config import Settings
+from datafari_rag.indexing.sample import index_sample
+from datafari_rag.solr import SolrClient
+from datafari_rag.solr.bootstrap import BootstrapReport
+from tests.fake_llm import FakeLlm
+from tests.servers import free_port, serve, served_sidecar
+
+API = "/Datafari/rest/v2.0"
+ANSWER = "Employees get twenty five days of paid leave every year."
+
+
+@pytest.fixture(scope="module")
+def corpus(solr: SolrClient, settings: Settings, bootstrapped: BootstrapReport) -> None:
+    index_sample(solr, settings)
+
+
+@pytest.fixture
+def app_settings(settings: Settings, fake_llm_server: tuple[FakeLlm, str], corpus: None) -> Settings:
+    return settings.replace(llm_endpoint=fake_llm_server[1])
+
+
+@pytest.fixture
+def client_for(app_settings: Settings, fake_llm: FakeLlm) -> Callable[..., FlaskClient]:
+    fake_llm.reset(lambda prompt: ANSWER)
+    return lambda **o: create_app(app_settings.replace(**o)).test_client()
+
+
+def ndjson(client: FlaskClient, **body: Any) -> list[dict[str, Any]]:
+    response = client.post(f"{API}/ai/stream", json=body)
+    assert response.mimetype == "application/x-ndjson"
+    return [json.loads(line) for line in response.get_data(as_text=True).splitlines()]
+
+
+def sse(client: FlaskClient, **body: Any) -> list[dict[str, Any]]:
+    response = client.post(f"{API}/ai/stream", json=body, headers={"Accept": "text/event-stream"})
+    assert response.mimetype == "text/event-stream"
+    text = response.get_data(as_text=True)
+    return [json.loads(block[len("data: ") :]) for block in text.split("\n\n") if block.startswith("data: ")]
+
+
+def test_ndjson_events_in_order(client_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
+    events = ndjson(client_for(), query="How many days of paid annual leave?")
+    types = [e["type"] for e in events]
+    assert types[0] == "stream.started" and types[-1] == "stream.completed"
+    assert all(set(e) == {"type", "data", "ts"} and isinstance(e["ts"], int) for e in events)
+    assert types.index("sources.final") < types.index("message.delta")
+    phases = [e["data"]["name"] for e in events if e["type"] == "phase"]
+    assert phases == ["rag:retrieval", "rag:response generation"]
+    deltas = "".join(e["data"]["text"] for e in events if e["type"] == "message.delta")
+    final = next(e for e in events if e["type"] == "message.final")["data"]
+    assert deltas == final["text"] == ANSWER
+    assert final["usage"] == {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18, "estimated": False}
+    assert events[-1]["data"] == {"status": "OK"}
+    sources = next(e for e in events if e["type"] == "sources.final")["data"]["items"]
+    assert "file://share/hr/holidays.txt" in [s["url"] for s in sources]
+    assert fake_llm.streams_completed == 1
+
+
+def test_sse_events(client_for: Callable[..., FlaskClient]) -> None:
+    events = sse(client_for(), query="How many days of paid annual leave?")
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "step" and kinds[-1] == "done"
+    sources = next(e for e in events if e["type"] == "step" and e["id"] == "sources")
+    assert kinds.index("step") < kinds.index("token") and events.index(sources) < kinds.index("token")
+    tokens = "".join(e["content"] for e in events if e["type"] == "token")
+    done = events[-1]
+    assert tokens == done["final_response"] == ANSWER
+    assert done["usage"]["total_tokens"] == 18
+    assert done["references"] == sources["references"] and done["references"]
+
+
+def test_the_final_text_equals_ai_rag(client_for: Callable[..., FlaskClient]) -> None:
+    client = client_for()
+    body = {"query": "VPN client", "format": "bulletpoint"}
+    rag = client.post(f"{API}/ai/rag", json=body).get_json()["content"]
+    streamed = ndjson(client, **body)
+    assert next(e for e in streamed if e["type"] == "message.final")["data"]["text"] == rag["message"]
+    assert next(e for e in streamed if e["type"] == "sources.final")["data"]["items"] == rag["documents"]
+
+
+def test_only_the_final_call_is_streamed_and_phases_come_first(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm, solr: SolrClient, settings: Settings
+) -> None:
+    big = "\n\n".join(f"Paid leave rule {i}: " + "employees may carry over unused days. " * 20 for i in range(6))
+    doc = {"id": "stream-big", "title": "Leave rules", "url": "stream-big", "exactContent": big}
+    solr.post(f"{settings.collection_main}/update", json=[doc], params={"commit": "true"})
+    events = ndjson(client_for(max_request_size=2500, chunk_size=900), query="leave rules", id="stream-big")
+    phases = [e["data"]["name"] for e in events if e["type"] == "phase"]
+    assert phases.count("rag:refine") >= 2 and phases[-1] == "rag:response generation"
+    assert len(fake_llm.prompts()) == phases.count("rag:refine") + 1
+    assert fake_llm.streams_completed == 1  # the intermediate calls were not streamed
+
+
+def test_error_before_streaming_still_sends_sources(client_for: Callable[..., FlaskClient]) -> None:
+    events = ndjson(client_for(), query="salary", id="no-such-document")
+    types = [e["type"] for e in events]
+    assert types == ["stream.started", "phase", "sources.final", "error", "stream.completed"]
+    assert events[2]["data"] == {"items": []}
+    error = events[3]["data"]
+    assert error["label"] == "ragFileNotFound" and error["code"] == 428 and error["message"]
+    assert events[-1]["data"] == {"status": "ERROR"}
+
+
+def test_error_mid_stream_keeps_the_partial_answer(client_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
+    client = client_for(llm_max_retries=0)
+    fake_llm.reset(lambda prompt: ANSWER, fail_after=3)
+    events = ndjson(client, query="paid leave")
+    error = next(e for e in events if e["type"] == "error")["data"]
+    assert error["label"] == "ragTechnicalError"
+    assert error["partial"] == "Employees get twenty "
+    assert events[-1] == {**events[-1], "type": "stream.completed", "data": {"status": "ERROR"}}
+
+
+def test_bad_stream_request_gets_datafari_error(client_for: Callable[..., FlaskClient]) -> None:
+    body = client_for().post(f"{API}/ai/stream", json={"query": ""}).get_json()
+    assert body["status"] == "ERROR" and body["content"]["error"]["label"] == "ragBadRequest"
+
+
+def test_a_client_that_leaves_cancels_the_llm_request(app_settings: Settings, fake_llm: FakeLlm) -> None:
+    fake_llm.reset(lambda prompt: "word " * 200, chunk_delay=0.05)
+    with serve(create_app(app_settings)) as base:
+        response = requests.post(f"{base}{API}/ai/stream", json={"query": "paid leave"}, stream=True, timeout=30)
+        for line in response.iter_lines():
+            if json.loads(line)["type"] == "message.delta":
+                break
+        response.close()
+        deadline = time.monotonic() + 15
+        while fake_llm.streams_cut == 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+    assert fake_llm.streams_cut == 1 and fake_llm.streams_completed == 0
+
+
+def test_fifty_slow_streams_do_not_starve_other_requests(app_settings: Settings, fake_llm: FakeLlm) -> None:
+    """Production server settings (gunicorn, conf/gunicorn.conf.py): 50 streams of ~2 s each, and
+    plain requests made meanwhile are answered while the streams are still running."""
+    fake_llm.reset(lambda prompt: "slow " * 20, chunk_delay=0.1)
+    with served_sidecar(app_settings, free_port()) as base:
+        started = threading.Barrier(51)
+        ends: list[float] = []
+
+        def stream() -> str:
+            started.wait()
+            with requests.post(
+                f"{base}{API}/ai/stream", json={"query": "paid leave"}, stream=True, timeout=60
+            ) as response:
+                lines = [json.loads(x) for x in response.iter_lines() if x]
+            ends.append(time.monotonic())
+            return lines[-1]["data"]["status"]
+
+        with ThreadPoolExecutor(max_workers=50) as pool:
+            futures = [pool.submit(stream) for _ in range(50)]
+            started.wait()
+            time.sleep(0.5)  # the streams are open and generating
+            health = requests.get(f"{base}/health", timeout=30)
+            plain = requests.get(f"{base}{API}/search/select", params={"q": "password"}, timeout=30)
+            answered = time.monotonic()
+            statuses = [f.result() for f in futures]
+    assert statuses == ["OK"] * 50
+    assert health.status_code == 200 and plain.json()["response"]["docs"]
+    assert answered < min(ends)  # answered while every stream was still open
