@@ -26,6 +26,7 @@ class FakeLlm:
     fail_after: int | None = None  # streamed pieces before the stream breaks
     streams_completed: int = 0
     streams_cut: int = 0  # streams the client closed before the end
+    first_piece_at: list[float] = field(default_factory=list)  # time.time() of each stream's first piece
     calls: list[list[dict[str, str]]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -95,6 +96,8 @@ class FakeLlm:
                     raise RuntimeError("the fake LLM breaks its stream")
                 if self.chunk_delay:
                     time.sleep(self.chunk_delay)
+                if i == 0:
+                    self.first_piece_at.append(time.time())
                 yield chunk({"content": piece})
             yield chunk({}, "stop")
             usage = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
