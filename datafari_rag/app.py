@@ -8,7 +8,9 @@ from .api.health import bp as health_bp
 from .api.rag import bp as rag_bp
 from .api.search import bp as search_bp
 from .api.stream import bp as stream_bp
+from .api.update import bp as update_bp
 from .config import Settings, load_settings
+from .indexing.outbox import Outbox
 from .llm import LlmService
 from .services import build_services
 
@@ -23,6 +25,9 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     app.register_blueprint(rag_bp, url_prefix=prefix)
     app.register_blueprint(search_bp, url_prefix=prefix)
     app.register_blueprint(stream_bp, url_prefix=prefix)
+    app.extensions["outbox"] = Outbox()
+    app.register_blueprint(update_bp)
+    app.register_blueprint(update_bp, url_prefix=prefix, name="prefixed_update")
 
     @app.errorhandler(404)
     def not_found(_: Exception) -> tuple[Response, int]:

@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Callable
 from functools import wraps
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -17,6 +18,7 @@ import click
 import requests
 
 from .config import ConfigError, Settings, load_settings
+from .indexing.processor import ChunkProcessor
 from .paths import CONF
 from .services import build_services
 from .solr import SolrError
@@ -114,6 +116,79 @@ def index_sample_cmd() -> None:
 
     settings = _settings()
     click.echo(f"indexed {index_sample(build_services(settings).solr, settings)} sample documents")
+
+
+def _processor() -> ChunkProcessor:
+    settings = _settings()
+    return ChunkProcessor(build_services(settings).solr, settings)
+
+
+@main.command("index")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--batch", type=click.IntRange(1, 1000), default=32, show_default=True)
+@_clear_errors
+def index_cmd(paths: tuple[Path, ...], batch: int) -> None:
+    """Indexes local files (txt, md, html, pdf, docx, BEIR jsonl) into FileShare and VectorMain."""
+    from tqdm import tqdm
+
+    from .indexing.files import ExtractionError, documents, find_files
+
+    processor = _processor()
+    files = find_files(list(paths))
+    added = failed = chunks = pending = 0
+    began = time.monotonic()
+    pending_docs: list[dict[str, Any]] = []
+
+    def flush() -> None:
+        nonlocal added, failed, chunks, pending
+        for result in processor.add(pending_docs):
+            if result.status == "ok":
+                added += 1
+                chunks += result.chunks
+                pending += result.pending
+            else:
+                failed += 1
+                tqdm.write(f"error: {result.id}: {result.error}")
+        pending_docs.clear()
+
+    for path in tqdm(files, unit="file", desc="indexing"):
+        try:
+            for doc in documents(path):
+                pending_docs.append(doc)
+                if len(pending_docs) >= batch:
+                    flush()
+        except (ExtractionError, OSError, UnicodeDecodeError, ValueError, KeyError) as exc:
+            failed += 1
+            tqdm.write(f"error: {path}: {exc}")
+    if pending_docs:
+        flush()
+    processor.solr.post(f"{processor.settings.collection_main}/update", json={"commit": {}})
+    processor.solr.post(f"{processor.settings.collection_vector}/update", json={"commit": {}})
+    seconds = time.monotonic() - began
+    click.echo(
+        f"indexed {added} documents ({chunks} chunks, {pending} deferred to the outbox), {failed} failed, "
+        f"from {len(files)} files in {seconds:.1f}s"
+    )
+
+
+@main.command("sync")
+@_clear_errors
+def sync_cmd() -> None:
+    """Chunks documents written straight into FileShare since the last sync; drops vanished ones."""
+    from .indexing.maintenance import sync
+
+    for line in sync(_processor()).lines():
+        click.echo(line)
+
+
+@main.command("reconcile")
+@_clear_errors
+def reconcile_cmd() -> None:
+    """Compares FileShare with VectorMain and repairs what differs."""
+    from .indexing.maintenance import reconcile
+
+    for line in reconcile(_processor()).lines():
+        click.echo(line)
 
 
 def _gunicorn(app: str, config: str) -> list[str]:

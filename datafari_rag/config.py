@@ -71,6 +71,20 @@ class Settings:
     rewriting_bm25: bool = _key("chat.query.rewriting.enabled.bm25", default=False)
     rewriting_vector: bool = _key("chat.query.rewriting.enabled.vector", default=False)
     solr_top_k: int = _key("solr.topK", default=10, minimum=1)
+    # --- indexing: chunk-and-embed into VectorMain (Datafari's vector.* keys) ---
+    vector_enabled: bool = _key("vector.enabled", default=True)
+    vector_chunk_size: int = _key("vector.chunksize", default=300, minimum=10)
+    vector_max_overlap: int = _key("vector.maxoverlap", default=0)
+    vector_splitter: str = _key(
+        "vector.splitter",
+        default="recursiveSplitter",
+        choices=("recursiveSplitter", "paragraphSplitter", "sentenceSplitter", "lineSplitter", "characterSplitter"),
+    )
+    vector_chunk_unit: str = _key("vector.chunksize.unit", default="tokens", choices=("tokens", "characters"))
+    vector_min_chunk_length: int = _key("vector.filter.minchunklength", default=10)
+    vector_min_alnum_ratio: float = _key("vector.filter.minalphanumratio", default=0.3)
+    vector_embedding_mode: str = _key("vector.embedding.mode", default="solr", choices=("solr", "sidecar"))
+    vector_embedding_batch: int = _key("vector.embedding.batch", default=32, minimum=1)
     # --- ours ---
     llm_timeout: float = _key("llm.timeout", default=60.0, minimum=1)
     llm_max_retries: int = _key("llm.maxRetries", default=1)

@@ -24,10 +24,17 @@ class UserAccess:
 
     username: str | None = None
     tokens: frozenset[str] = field(default_factory=frozenset)
+    # Only the indexer's own reads (sync, reconcile, delete by query) are unrestricted;
+    # no request handler ever builds one.
+    unrestricted: bool = False
 
     @classmethod
     def anonymous(cls) -> UserAccess:
         return cls()
+
+    @classmethod
+    def indexer(cls) -> UserAccess:
+        return cls(username="datafari-rag indexer", unrestricted=True)
 
 
 def _level_clause(level: str, with_tokens: bool) -> str:
@@ -42,6 +49,8 @@ def _level_clause(level: str, with_tokens: bool) -> str:
 
 def acl_params(access: UserAccess) -> list[tuple[str, str]]:
     """The ``fq`` (and its token parameters) that restricts a search to what ``access`` may read."""
+    if access.unrestricted:
+        return []
     tokens = sorted(t for t in access.tokens if t and t != NO_SECURITY and SEPARATOR not in t)
     clause = " AND ".join(_level_clause(level, bool(tokens)) for level in LEVELS)
     params = [("fq", "{!lucene q.op=AND}" + clause)]

@@ -14,7 +14,7 @@ from typing import Any
 from ..security.acl import UserAccess, acl_params
 from .client import SolrClient
 
-HANDLERS = ("select", "vector")
+HANDLERS = ("select", "vector", "get")  # get: real-time get by id
 FORBIDDEN = frozenset(
     {
         "qt",

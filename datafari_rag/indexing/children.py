@@ -1,0 +1,33 @@
+"""The chunk documents of a parent, as Datafari's VectorUpdateProcessor writes them.
+
+Child id ``<parentId>_<i>`` (0-based), ``parent_doc`` = parent id, ``chunk_index`` = i,
+``embedded_content`` = ``exactContent`` = the chunk text; every other field of the parent is
+copied (title, url, source, extension, language, last_modified, the six ACL token fields…),
+except its full-text fields and the fields Solr manages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+FULL_TEXT = {"exactContent", "preview_content", "embedded_content", "title_en", "title_fr"}
+MANAGED = {"id", "_version_", "_root_", "indexed_at", "parent_doc", "chunk_index", "vector_384", "has_vector"}
+
+
+def copied_fields(parent: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in parent.items() if k not in FULL_TEXT and k not in MANAGED and not k.startswith("content_")}
+
+
+def child_documents(parent: dict[str, Any], chunks: list[str]) -> list[dict[str, Any]]:
+    shared = copied_fields(parent)
+    return [
+        {
+            **shared,
+            "id": f"{parent['id']}_{i}",
+            "parent_doc": parent["id"],
+            "chunk_index": i,
+            "embedded_content": chunk,
+            "exactContent": chunk,
+        }
+        for i, chunk in enumerate(chunks)
+    ]

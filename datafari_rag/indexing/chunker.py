@@ -1,0 +1,72 @@
+"""Splitting a document's text into the chunks that VectorMain holds (langchain-text-splitters).
+
+``vector.splitter`` picks how text is cut (recursively by paragraph, line, sentence and word;
+or only at paragraphs, sentences, lines or characters), ``vector.chunksize`` and
+``vector.maxoverlap`` are measured in tokens of the embedding model or in characters, and the
+filters drop chunks too short or made mostly of symbols.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+
+from langchain_text_splitters import RecursiveCharacterTextSplitter, TextSplitter
+from tokenizers import Tokenizer
+
+from ..agent.model import model_dir
+from ..config import Settings
+
+_SENTENCE_ENDS = [". ", "! ", "? ", "… "]
+# Where each splitter cuts first; a piece still too large is cut at the next, finer separators
+# (as Datafari's splitters fall back to a sub-splitter), so no chunk exceeds the size. Each
+# separator stays at the end of its piece, so joined pieces read as the original text.
+SEPARATORS = {
+    "recursiveSplitter": ["\n\n", "\n", *_SENTENCE_ENDS, " ", ""],
+    "paragraphSplitter": ["\n\n", *_SENTENCE_ENDS, " ", ""],
+    "sentenceSplitter": [*_SENTENCE_ENDS, "\n", " ", ""],
+    "lineSplitter": ["\n", " ", ""],
+    "characterSplitter": [""],
+}
+
+
+@lru_cache(maxsize=1)
+def _tokenizer() -> Tokenizer:
+    tokenizer = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
+
+
+@lru_cache(maxsize=1 << 16)
+def count_tokens(text: str) -> int:
+    """Tokens of the embedding model (all-MiniLM-L6-v2's WordPiece), without [CLS]/[SEP].
+
+    Cached: the splitter measures every word of a long text, and words repeat.
+    """
+    return len(_tokenizer().encode(text, add_special_tokens=False).ids)
+
+
+def make_splitter(settings: Settings) -> TextSplitter:
+    length: Callable[[str], int] = count_tokens if settings.vector_chunk_unit == "tokens" else len
+    size, overlap = settings.vector_chunk_size, min(settings.vector_max_overlap, settings.vector_chunk_size - 1)
+    return RecursiveCharacterTextSplitter(
+        separators=SEPARATORS[settings.vector_splitter],
+        keep_separator="end",
+        chunk_size=size,
+        chunk_overlap=overlap,
+        length_function=length,
+    )
+
+
+def keep(chunk: str, settings: Settings) -> bool:
+    """The filters: long enough, and enough letters and digits (not a table of dots or dashes)."""
+    text = chunk.strip()
+    if len(text) < settings.vector_min_chunk_length:
+        return False
+    alnum = sum(ch.isalnum() for ch in text)
+    return alnum / len(text) >= settings.vector_min_alnum_ratio
+
+
+def chunk_text(text: str, settings: Settings) -> list[str]:
+    return [c.strip() for c in make_splitter(settings).split_text(text) if keep(c, settings)]

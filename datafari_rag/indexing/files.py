@@ -1,0 +1,91 @@
+"""Documents from local files for ``datafari-rag index``: text extraction by well-kept libraries.
+
+txt and md as text, html with BeautifulSoup, pdf with pypdf, docx with python-docx, and jsonl in
+BEIR format (``_id``, ``title``, ``text``: one document per line).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+SUFFIXES = {".txt", ".md", ".html", ".htm", ".pdf", ".docx", ".jsonl"}
+
+
+class ExtractionError(ValueError):
+    """A file whose text cannot be read."""
+
+
+def find_files(paths: list[Path]) -> list[Path]:
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found += sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
+        else:
+            found.append(path)
+    return found
+
+
+def _text(path: Path) -> tuple[str, str | None]:
+    """(text, title found in the file or None)."""
+    suffix = path.suffix.lower()
+    if suffix in (".txt", ".md"):
+        return path.read_text(encoding="utf-8"), None
+    if suffix in (".html", ".htm"):
+        from bs4 import BeautifulSoup
+
+        soup = BeautifulSoup(path.read_bytes(), "html.parser")
+        for tag in soup(["script", "style", "noscript"]):
+            tag.decompose()
+        title = soup.title.get_text(strip=True) if soup.title else None
+        return soup.get_text("\n", strip=True), title
+    if suffix == ".pdf":
+        from pypdf import PdfReader
+
+        reader = PdfReader(path)
+        title = reader.metadata.title if reader.metadata else None
+        return "\n\n".join(page.extract_text() or "" for page in reader.pages), title
+    if suffix == ".docx":
+        import docx
+
+        document = docx.Document(str(path))
+        return "\n\n".join(p.text for p in document.paragraphs), document.core_properties.title or None
+    raise ExtractionError(f"unsupported file type '{suffix}'")
+
+
+def documents(path: Path) -> Iterator[dict[str, Any]]:
+    """The FileShare documents of one file (one, or one per line for BEIR jsonl)."""
+    if path.suffix.lower() == ".jsonl":
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    row = json.loads(line)
+                    yield {
+                        "id": str(row["_id"]),
+                        "title": row.get("title") or str(row["_id"]),
+                        "url": f"{path.name}#{row['_id']}",
+                        "source": path.stem,
+                        "extension": "jsonl",
+                        "exactContent": row.get("text", ""),
+                    }
+        return
+    try:
+        text, title = _text(path)
+    except ExtractionError:
+        raise
+    except Exception as exc:  # a damaged file: reported for that file only
+        raise ExtractionError(f"cannot read {path.name}: {exc}") from exc
+    modified = datetime.fromtimestamp(path.stat().st_mtime, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    url = path.resolve().as_uri()
+    yield {
+        "id": url,
+        "title": title or path.stem,
+        "url": url,
+        "source": "files",
+        "extension": path.suffix.lower().lstrip("."),
+        "last_modified": modified,
+        "exactContent": text,
+    }
