@@ -193,12 +193,8 @@ class ChunkProcessor:
         missing: list[str] = []
         for start in range(0, len(child_ids), CHILD_BATCH):
             batch = child_ids[start : start + CHILD_BATCH]
-            found = self.solr.post(
-                f"{self.settings.collection_vector}/get",
-                params={"ids": ",".join(batch), "fl": "id,has_vector"},
-                timeout=120,
-            )
-            missing += [d["id"] for d in found.get("response", {}).get("docs", []) if d.get("has_vector") is False]
+            docs = self._get(self.settings.collection_vector, batch, "id,has_vector")
+            missing += [d["id"] for d in docs if d.get("has_vector") is False]
         return missing
 
     def _get(self, collection: str, ids: list[str], fields: str) -> list[dict[str, Any]]:
@@ -222,12 +218,7 @@ class ChunkProcessor:
         results: list[DocResult] = []
         for start in range(0, len(parent_ids), 100):
             batch = parent_ids[start : start + 100]
-            found = (
-                self.solr.post(f"{self.settings.collection_main}/get", params={"ids": ",".join(batch)}, timeout=120)
-                .get("response", {})
-                .get("docs", [])
-            )
-            present = {d["id"]: d for d in found}
+            present = {d["id"]: d for d in self._get(self.settings.collection_main, batch, "*")}
             gone = [pid for pid in batch if pid not in present]
             if gone:  # the parent vanished: its chunks go too
                 self.delete_children(gone)

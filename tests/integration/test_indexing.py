@@ -1,0 +1,343 @@
+"""The chunk-and-embed processor on the real Solr with the real embedding model."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from flask.testing import FlaskClient
+
+from datafari_rag.agent.app import create_agent_app
+from datafari_rag.agent.model import SentenceEmbedder
+from datafari_rag.app import create_app
+from datafari_rag.cli import main as cli
+from datafari_rag.config import Settings
+from datafari_rag.indexing.maintenance import reconcile, sync
+from datafari_rag.indexing.outbox import Outbox
+from datafari_rag.indexing.processor import ChunkProcessor
+from datafari_rag.solr import SolrClient
+from datafari_rag.solr.bootstrap import BootstrapReport, bootstrap
+from tests.servers import free_port, serve
+
+ACL = {"allow_token_document": ["team-a"], "deny_token_share": ["contractors"], "allow_token_parent": ["p"]}
+SENTENCES = [f"Sentence number {i} describes the cooling pump maintenance step {i} in detail." for i in range(60)]
+
+
+def chunks_of(solr: SolrClient, settings: Settings, parent: str) -> list[dict[str, Any]]:
+    query = {
+        "q": "*:*",
+        "fq": "{!term f=parent_doc v=$p}",
+        "p": parent,
+        "rows": 1000,
+        "sort": "chunk_index asc",
+        "fl": "*",
+    }
+    return solr.get(f"{settings.collection_vector}/select", query)["response"]["docs"]
+
+
+def parent_of(solr: SolrClient, settings: Settings, doc_id: str) -> list[dict[str, Any]]:
+    query = {"q": "*:*", "fq": "{!term f=id v=$p}", "p": doc_id, "fl": "*"}
+    return solr.get(f"{settings.collection_main}/select", query)["response"]["docs"]
+
+
+@pytest.fixture
+def small_chunks(settings: Settings) -> Settings:
+    return settings.replace(vector_chunk_size=40)
+
+
+@pytest.fixture
+def update(
+    small_chunks: Settings, bootstrapped: BootstrapReport, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., dict[str, Any]]:
+    monkeypatch.setenv("DATAFARI_RAG_VAR", str(tmp_path))
+    client: FlaskClient = create_app(small_chunks).test_client()
+
+    def post(body: Any, raw: bytes | None = None, **params: str) -> dict[str, Any]:
+        data = raw if raw is not None else json.dumps(body).encode()
+        response = client.post("/update", data=data, query_string=params, content_type="application/json")
+        return {"http": response.status_code, **response.get_json()}
+
+    return post
+
+
+def test_add_writes_parents_and_chunks_with_copied_fields(
+    update: Callable[..., dict[str, Any]], solr: SolrClient, small_chunks: Settings
+) -> None:
+    doc = {
+        "id": "idx-1",
+        "title": "Pump manual",
+        "url": "file://pump",
+        "source": "manuals",
+        "extension": "pdf",
+        "language": "en",
+        "last_modified": "2026-02-03T04:05:06Z",
+        "exactContent": " ".join(SENTENCES[:12]),
+        "preview_content": "preview",
+        **ACL,
+    }
+    out = update([doc], commit="true")
+    assert out["http"] == 200 and out["results"][0]["status"] == "ok" and out["results"][0]["chunks"] >= 3
+    assert "pending" not in out["results"][0] and "error" not in out["results"][0]
+    kids = chunks_of(solr, small_chunks, "idx-1")
+    assert [k["id"] for k in kids] == [f"idx-1_{i}" for i in range(len(kids))]
+    for i, kid in enumerate(kids):
+        assert kid["chunk_index"] == i and kid["embedded_content"] == kid["exactContent"]
+        assert kid["has_vector"] is True and len(kid["vector_384"]) == 384
+        for field in ("title", "url", "source", "extension", "language", "last_modified", *ACL):
+            assert kid[field] == doc[field]
+        assert "preview_content" not in kid
+    assert " ".join(k["embedded_content"] for k in kids) == doc["exactContent"]
+    assert parent_of(solr, small_chunks, "idx-1")[0]["exactContent"] == doc["exactContent"]
+
+
+def test_reindexing_a_shorter_document_drops_its_extra_chunks(
+    update: Callable[..., dict[str, Any]], solr: SolrClient, small_chunks: Settings
+) -> None:
+    update(
+        {"add": {"doc": {"id": "idx-shrink", "title": "t", "exactContent": " ".join(SENTENCES[:27])}}}, commit="true"
+    )
+    before = len(chunks_of(solr, small_chunks, "idx-shrink"))
+    update(
+        {"add": {"doc": {"id": "idx-shrink", "title": "t", "exactContent": " ".join(SENTENCES[:12])}}}, commit="true"
+    )
+    after = chunks_of(solr, small_chunks, "idx-shrink")
+    assert before >= 9 and 1 <= len(after) < before
+    assert [k["chunk_index"] for k in after] == list(range(len(after)))
+
+
+def test_delete_by_id_and_by_query_remove_children(
+    update: Callable[..., dict[str, Any]], solr: SolrClient, small_chunks: Settings
+) -> None:
+    docs = [
+        {"id": f"idx-del-{i}", "title": "t", "source": "old" if i < 2 else "new", "exactContent": SENTENCES[i]}
+        for i in range(4)
+    ]
+    update(docs, commit="true")
+    out = update({"delete": {"id": "idx-del-3"}}, commit="true")
+    assert out["deleted"] == 1 and not parent_of(solr, small_chunks, "idx-del-3")
+    assert not chunks_of(solr, small_chunks, "idx-del-3")
+    out = update({"delete": {"query": "source:old AND id:idx-del-*"}}, commit="true")
+    assert out["deleted"] == 2
+    for i in (0, 1):
+        assert not parent_of(solr, small_chunks, f"idx-del-{i}") and not chunks_of(solr, small_chunks, f"idx-del-{i}")
+    assert chunks_of(solr, small_chunks, "idx-del-2")
+
+
+def test_bad_documents_fail_alone(
+    update: Callable[..., dict[str, Any]], solr: SolrClient, small_chunks: Settings
+) -> None:
+    raw = (
+        b'[{"id": "idx-good", "exactContent": "A perfectly fine sentence about pumps."},'
+        b' {"exactContent": "no id"}, {"id": 42, "exactContent": "numeric id"},'
+        b' {"id": "idx-empty", "exactContent": "   "}, {"id": "idx-latin1", "exactContent": "caf\xe9 cr\xe8me"},'
+        b' {"id": "idx-surrogate", "exactContent": "broken \\ud800 text"}, "not a document"]'
+    )
+    out = update(None, raw=raw, commit="true")
+    results = out["results"]
+    assert [r["status"] for r in results] == ["ok", "error", "error", "error", "error", "error", "error"]
+    assert "no 'id'" in results[1]["error"] and "string" in results[2]["error"]
+    assert "no text" in results[3]["error"] and "UTF-8" in results[4]["error"] and "UTF-8" in results[5]["error"]
+    assert out["added"] == 1 and out["failed"] == 6
+    assert chunks_of(solr, small_chunks, "idx-good")
+    assert not parent_of(solr, small_chunks, "idx-latin1")
+
+
+def test_malformed_update_is_refused(update: Callable[..., dict[str, Any]]) -> None:
+    out = update(None, raw=b"{not json")
+    assert out["http"] == 400 and out["status"] == "ERROR" and out["content"]["error"]["label"] == "updateBadRequest"
+
+
+def test_sync_chunks_documents_written_straight_to_fileshare(
+    solr: SolrClient,
+    small_chunks: Settings,
+    bootstrapped: BootstrapReport,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DATAFARI_RAG_VAR", str(tmp_path))
+    processor = ChunkProcessor(solr, small_chunks, Outbox(tmp_path / "o.sqlite"))
+    sync(processor)
+    solr.post(
+        f"{small_chunks.collection_main}/update",
+        params={"commit": "true"},
+        json=[{"id": "idx-direct", "title": "Direct", "exactContent": " ".join(SENTENCES[:5]), **ACL}],
+    )
+    report = sync(processor)
+    assert report.found["new or changed parents"] >= 1
+    kids = chunks_of(solr, small_chunks, "idx-direct")
+    assert kids and kids[0]["allow_token_document"] == ACL["allow_token_document"]
+    solr.post(
+        f"{small_chunks.collection_main}/update", json={"delete": {"id": "idx-direct"}}, params={"commit": "true"}
+    )
+    report = sync(processor)
+    assert report.found["vanished parents"] >= 1 and not chunks_of(solr, small_chunks, "idx-direct")
+
+
+@pytest.fixture
+def stoppable(solr: SolrClient, settings: Settings, embedder: SentenceEmbedder) -> Iterator[tuple[Settings, Any]]:
+    """Collections whose embedding model points at an agent the test can stop and restart."""
+    port = free_port()
+    mine = settings.replace(
+        collection_main="stop_FileShare",
+        collection_vector="stop_VectorMain",
+        embeddings_endpoint=f"http://127.0.0.1:{port}/v1",
+        vector_chunk_size=40,
+    )
+    app = create_agent_app(embedder, "extractive")
+    with serve(app, port):
+        bootstrap(solr, mine)
+    yield mine, lambda: serve(app, port)
+
+
+def test_agent_stopped_mid_run_then_reconcile_repairs(
+    solr: SolrClient, stoppable: tuple[Settings, Any], tmp_path: Path
+) -> None:
+    settings, agent = stoppable
+    outbox = Outbox(tmp_path / "outbox.sqlite")
+    solr_mode = ChunkProcessor(solr, settings, outbox)
+    sidecar_mode = ChunkProcessor(solr, settings.replace(vector_embedding_mode="sidecar"), outbox)
+    with agent():
+        assert solr_mode.add([{"id": "up", "exactContent": SENTENCES[0]}], commit=True)[0].pending is False
+    down_solr = solr_mode.add([{"id": "down-solr", "exactContent": SENTENCES[1]}], commit=True)[0]
+    down_side = sidecar_mode.add([{"id": "down-sidecar", "exactContent": SENTENCES[2]}], commit=True)[0]
+    assert down_solr.status == down_side.status == "ok" and down_solr.pending and down_side.pending
+    assert sorted(p for p, _, _ in outbox.pending(settings.collection_main)) == ["down-sidecar", "down-solr"]
+    assert parent_of(solr, settings, "down-solr") and parent_of(solr, settings, "down-sidecar")  # nothing lost
+    assert chunks_of(solr, settings, "down-solr")[0]["has_vector"] is False
+    with agent():
+        report = reconcile(solr_mode)
+        assert report.found["chunks without a vector (parents)"] >= 1
+        assert report.found["parents without chunks"] >= 1
+        assert outbox.pending(settings.collection_main) == []
+        for pid, sentence in (("down-solr", 1), ("down-sidecar", 2)):
+            assert all(k["has_vector"] for k in chunks_of(solr, settings, pid))
+            hits = solr.get(
+                f"{settings.collection_vector}/vector", {"queryrag": SENTENCES[sentence], "topK": 1, "fl": "parent_doc"}
+            )["response"]["docs"]
+            assert hits[0]["parent_doc"] == pid
+
+
+def test_reconcile_finds_orphans_and_stale_chunks(
+    solr: SolrClient, small_chunks: Settings, bootstrapped: BootstrapReport, tmp_path: Path
+) -> None:
+    processor = ChunkProcessor(solr, small_chunks, Outbox(tmp_path / "o.sqlite"))
+    processor.add(
+        [{"id": "idx-orphan", "exactContent": SENTENCES[3]}, {"id": "idx-stale", "exactContent": SENTENCES[4]}],
+        commit=True,
+    )
+    solr.post(
+        f"{small_chunks.collection_main}/update", json={"delete": {"id": "idx-orphan"}}, params={"commit": "true"}
+    )
+    solr.post(
+        f"{small_chunks.collection_main}/update",
+        params={"commit": "true"},
+        json=[{"id": "idx-stale", "exactContent": SENTENCES[5]}],
+    )  # re-indexed behind our back
+    report = reconcile(processor)
+    assert report.found["orphan chunks (parents)"] >= 1 and report.found["stale chunks (parents)"] >= 1
+    assert not chunks_of(solr, small_chunks, "idx-orphan")
+    assert chunks_of(solr, small_chunks, "idx-stale")[0]["embedded_content"] == SENTENCES[5]
+
+
+def test_both_embedding_modes_give_the_same_vectors_and_knn_hits(
+    solr: SolrClient, small_chunks: Settings, bootstrapped: BootstrapReport, tmp_path: Path
+) -> None:
+    text = "The emergency generator must be tested every first Monday of the month."
+    outbox = Outbox(tmp_path / "o.sqlite")
+    ChunkProcessor(solr, small_chunks, outbox).add([{"id": "mode-solr", "exactContent": text}], commit=True)
+    ChunkProcessor(solr, small_chunks.replace(vector_embedding_mode="sidecar"), outbox).add(
+        [{"id": "mode-sidecar", "exactContent": text}], commit=True
+    )
+    a = np.array(chunks_of(solr, small_chunks, "mode-solr")[0]["vector_384"])
+    b = np.array(chunks_of(solr, small_chunks, "mode-sidecar")[0]["vector_384"])
+    assert float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)) > 0.9999
+    hits = solr.get(
+        f"{small_chunks.collection_vector}/vector",
+        {"queryrag": "when is the backup power unit checked", "topK": 2, "fl": "parent_doc"},
+    )
+    assert {d["parent_doc"] for d in hits["response"]["docs"]} == {"mode-solr", "mode-sidecar"}
+
+
+def test_a_5_mb_document_is_chunked_and_indexed(
+    solr: SolrClient, settings: Settings, bootstrapped: BootstrapReport, tmp_path: Path
+) -> None:
+    paragraph = " ".join(SENTENCES) + "\n\n"
+    text = (paragraph * (5_000_000 // len(paragraph) + 1))[:5_000_000]
+    big = settings.replace(vector_chunk_unit="characters", vector_chunk_size=50_000, vector_embedding_mode="sidecar")
+    [result] = ChunkProcessor(solr, big, Outbox(tmp_path / "o.sqlite")).add(
+        [{"id": "idx-5mb", "title": "Big", "exactContent": text}], commit=True
+    )
+    assert result.status == "ok" and not result.pending and result.chunks >= 100
+    assert len(chunks_of(solr, big, "idx-5mb")) == result.chunks
+
+
+def test_index_command_reads_every_supported_file_type(
+    tmp_path: Path, settings: Settings, solr: SolrClient, bootstrapped: BootstrapReport, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import docx
+
+    folder = tmp_path / "files"
+    folder.mkdir()
+    (folder / "a.txt").write_text("Plain text about the cooling tower inspection.")
+    (folder / "b.md").write_text("# Heading\n\nMarkdown about the water treatment plant.")
+    (folder / "c.html").write_text(
+        "<html><head><title>Web page</title><script>x()</script></head>"
+        "<body><p>HTML about the boiler room safety rules.</p></body></html>"
+    )
+    document = docx.Document()
+    document.add_paragraph("Word document about the fire alarm drill.")
+    document.save(folder / "d.docx")
+    (folder / "e.pdf").write_bytes(_tiny_pdf("PDF about the forklift licence."))
+    (folder / "f.jsonl").write_text(
+        json.dumps({"_id": "beir-1", "title": "BEIR", "text": "A BEIR line of text."}) + "\n"
+    )
+    (folder / "g.pdf").write_bytes(b"not a pdf at all")
+    for key, value in {
+        "SOLR_URL": settings.solr_url,
+        "SOLR_COLLECTION_MAIN": settings.collection_main,
+        "SOLR_COLLECTION_VECTOR": settings.collection_vector,
+        "SOLR_EMBEDDINGS_ENDPOINT": settings.agent_url,
+        "VAR": str(tmp_path / "var"),
+    }.items():
+        monkeypatch.setenv(f"DATAFARI_RAG_{key}", value)
+    result = CliRunner().invoke(cli, ["index", str(folder)])
+    assert "indexed 6 documents" in result.output and "1 failed" in result.output, result.output
+    for phrase in ("cooling tower", "water treatment", "boiler room", "fire alarm", "forklift", "BEIR line"):
+        hits = solr.get(f"{settings.collection_vector}/select", {"q": f'exactContent:"{phrase}"', "rows": 1})
+        assert hits["response"]["numFound"] >= 1, phrase
+    html = solr.get(
+        f"{settings.collection_main}/select", {"q": 'exactContent:"boiler room"', "fl": "title,exactContent"}
+    )
+    assert html["response"]["docs"][0]["title"] == "Web page"
+    assert "x()" not in html["response"]["docs"][0]["exactContent"]
+
+
+def _tiny_pdf(text: str) -> bytes:
+    """A one-page PDF with ``text`` (written by hand: the format is plain enough)."""
+    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(out.tell())
+        out.write(f"{number} 0 obj\n".encode() + body + b"\nendobj\n")
+    xref = out.tell()
+    out.write(f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode())
+    for offset in offsets:
+        out.write(f"{offset:010d} 00000 n \n".encode())
+    out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode())
+    return out.getvalue()
