@@ -85,11 +85,10 @@ def served_agent(port: int) -> Iterator[subprocess.Popen[bytes]]:
 def bench_stack(prefix: str = "bench_") -> Iterator[tuple[Settings, SolrClient, str]]:
     """Solr (DATAFARI_RAG_SOLR_URL or a local node), the agent in-process, the sample corpus
     indexed into ``bench_`` collections. Yields (settings, solr client, agent URL)."""
-    from datafari_rag.agent.app import create_agent_app
     from datafari_rag.indexing.sample import index_sample
     from datafari_rag.solr.bootstrap import bootstrap
     from datafari_rag.solr.runtime import LocalSolr
-    from tests.servers import free_port, serve
+    from tests.servers import free_port
 
     node = None
     url = os.environ.get("DATAFARI_RAG_SOLR_URL")
@@ -98,7 +97,9 @@ def bench_stack(prefix: str = "bench_") -> Iterator[tuple[Settings, SolrClient, 
         node.start()
         url = node.url
     try:
-        with serve(create_agent_app(generator="extractive")) as agent:
+        port = free_port()
+        with served_agent(port):  # its own process, as in production
+            agent = f"http://127.0.0.1:{port}"
             settings = Settings(
                 solr_url=url,
                 collection_main=f"{prefix}FileShare",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from datafari_rag.api.update import parse_commands
@@ -34,7 +36,7 @@ def test_overlap_repeats_text_between_chunks() -> None:
     words = " ".join(f"w{i}" for i in range(400))
     settings = Settings(vector_chunk_size=100, vector_chunk_unit="characters", vector_max_overlap=30)
     chunks = chunk_text(words, settings)
-    for a, b in zip(chunks, chunks[1:], strict=False):
+    for a, b in itertools.pairwise(chunks):
         assert a.split()[-1] in b.split()  # the end of a chunk starts the next one
     no_overlap = chunk_text(words, settings.replace(vector_max_overlap=0))
     assert len(no_overlap) < len(chunks)

@@ -171,15 +171,15 @@ class ChunkProcessor:
                     timeout=600,
                     params=self._params(False, within),
                 )
-            stale = [
-                {"delete": {"query": f"parent_doc:{quote_term(pid)} AND chunk_index:[{n} TO *]"}}
-                for pid, n in counts.items()
-            ]
-            for command in stale:
-                self.solr.post(f"{collection}/update", json=command, timeout=120)
+            # chunks left from a longer earlier version: one delete for the whole batch
+            stale = " OR ".join(
+                f"(parent_doc:{quote_term(pid)} AND chunk_index:[{n} TO *])" for pid, n in counts.items()
+            )
+            self.solr.post(f"{collection}/update", json={"delete": {"query": stale}}, timeout=300)
             if commit:
                 self.solr.post(f"{collection}/update", json={"commit": {}}, timeout=300)
-            missing = self._without_vector([c["id"] for c in children])
+            sidecar = self.settings.vector_embedding_mode == "sidecar"
+            missing = [] if sidecar else self._without_vector([c["id"] for c in children])
         except (SolrError, EmbeddingError) as exc:
             self._defer(ids, results, str(exc))
             return

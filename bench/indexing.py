@@ -1,0 +1,77 @@
+"""Indexing throughput on SciFact, in each embedding mode, against the embedding model alone.
+
+Indexes the first N SciFact abstracts through the real processor (FileShare + VectorMain) in
+``solr`` mode (Solr's update chain embeds one chunk per call) and in ``sidecar`` mode (the
+sidecar embeds in batches), and embeds the same chunk texts in-process (the baseline, same run).
+Prints one line: docs/s and chunks/s per mode, and each mode's ratio to the in-process chunks/s.
+Target for sidecar mode: ratio >= 0.8.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from bench.common import SCIFACT, bench_stack
+from datafari_rag.agent.model import SentenceEmbedder
+from datafari_rag.indexing.chunker import chunk_text
+from datafari_rag.indexing.outbox import Outbox
+from datafari_rag.indexing.processor import ChunkProcessor
+from datafari_rag.paths import SAMPLE_CORPUS
+
+
+def corpus(limit: int) -> list[dict[str, str]]:
+    path = SCIFACT if SCIFACT.exists() else SAMPLE_CORPUS
+    docs = []
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            docs.append(
+                {"id": str(row.get("_id", row.get("id"))), "title": row.get("title", ""), "exactContent": row["text"]}
+            )
+            if len(docs) == limit:
+                break
+    return docs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--docs", type=int, default=600, help="SciFact abstracts to index (5183: all)")
+    parser.add_argument("--quick", action="store_true", help="60 documents")
+    args = parser.parse_args()
+    docs = corpus(60 if args.quick else args.docs)
+    with bench_stack(prefix="benchidx_") as (settings, solr, _agent):
+        chunks = [c for d in docs for c in chunk_text(d["exactContent"], settings)]
+        embedder = SentenceEmbedder()
+        embedder.embed(chunks[:8])  # warm-up
+        began = time.perf_counter()
+        embedder.embed(chunks)
+        raw = len(chunks) / (time.perf_counter() - began)
+        rates = {}
+        for mode in ("sidecar", "solr"):
+            mode_settings = settings.replace(vector_embedding_mode=mode)
+            processor = ChunkProcessor(solr, mode_settings, Outbox())
+            processor.delete_query("*:*", commit=True)
+            began = time.perf_counter()
+            written = pending = 0
+            for start in range(0, len(docs), 32):
+                for result in processor.add(docs[start : start + 32]):
+                    written += result.chunks
+                    pending += result.pending
+            solr.post(f"{settings.collection_vector}/update", json={"commit": {}})
+            seconds = time.perf_counter() - began
+            assert pending == 0, f"{pending} documents deferred in {mode} mode"
+            rates[mode] = (len(docs) / seconds, written / seconds)
+    print(
+        "indexing: "
+        + "; ".join(
+            f"{mode} mode {d:.1f} docs/s, {c:.1f} chunks/s (ratio {c / raw:.2f})" for mode, (d, c) in rates.items()
+        )
+        + f"; model in-process {raw:.1f} chunks/s; {len(docs)} SciFact docs, {len(chunks)} chunks; "
+        "target sidecar ratio >= 0.8"
+    )
+
+
+if __name__ == "__main__":
+    main()
