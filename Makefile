@@ -45,6 +45,7 @@ bench: jars
 	$(PY) -m bench.rag_overhead $(if $(QUICK),--quick)
 	$(PY) -m bench.concurrency $(if $(QUICK),--quick)
 	$(PY) -m bench.streaming $(if $(QUICK),--quick)
+	$(PY) -m bench.indexing $(if $(QUICK),--quick)
 
 clean:
 	rm -rf $(VENV) solr_config/runtime/lib solr_config/runtime/.lib-stamp solr_config/plugin/target var

@@ -7,16 +7,14 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import requests
-
 from datafari_rag.config import Settings
 from datafari_rag.paths import PROJECT_ROOT, SAMPLE_CORPUS
 from datafari_rag.solr import SolrClient
+from tests.servers import wait_for_http
 
 SCIFACT = PROJECT_ROOT.parent / "shared" / "data" / "scifact" / "corpus.jsonl"
 
@@ -68,13 +66,7 @@ def served_agent(port: int) -> Iterator[subprocess.Popen[bytes]]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                requests.get(f"http://127.0.0.1:{port}/health", timeout=1).raise_for_status()
-                break
-            except requests.RequestException:
-                time.sleep(0.2)
+        wait_for_http(f"http://127.0.0.1:{port}/health")
         yield process
     finally:
         process.terminate()
@@ -129,13 +121,7 @@ def stub_llm_process(port: int, delay: float) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}/v1"
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                requests.get(f"{url}/models", timeout=1)
-                break
-            except requests.RequestException:
-                time.sleep(0.1)
+        wait_for_http(f"{url}/models", 30)
         yield url
     finally:
         process.terminate()

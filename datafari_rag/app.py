@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-from flask import Flask, Response, jsonify
+from flask import Flask, Response
+from werkzeug.exceptions import HTTPException
 
 from .api.health import bp as health_bp
 from .api.rag import bp as rag_bp
+from .api.responses import error_json
 from .api.search import bp as search_bp
 from .api.stream import bp as stream_bp
 from .api.update import bp as update_bp
 from .config import Settings, load_settings
 from .indexing.outbox import Outbox
 from .llm import LlmService
+from .rag.errors import MESSAGES
 from .services import build_services
+
+LABELS = {404: "notFound", 405: "methodNotAllowed", 413: "requestTooLarge", 415: "unsupportedMediaType"}
 
 
 def create_app(settings: Settings | None = None, llm: LlmService | None = None) -> Flask:
@@ -29,45 +34,14 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     app.register_blueprint(update_bp)
     app.register_blueprint(update_bp, url_prefix=prefix, name="prefixed_update")
 
-    @app.errorhandler(404)
-    def not_found(_: Exception) -> tuple[Response, int]:
-        return jsonify(
-            {
-                "status": "ERROR",
-                "content": {
-                    "message": "Unknown endpoint.",
-                    "documents": [],
-                    "error": {"code": 404, "label": "notFound"},
-                },
-            }
-        ), 404
-
-    @app.errorhandler(405)
-    def bad_method(_: Exception) -> tuple[Response, int]:
-        return jsonify(
-            {
-                "status": "ERROR",
-                "content": {
-                    "message": "Method not allowed.",
-                    "documents": [],
-                    "error": {"code": 405, "label": "methodNotAllowed"},
-                },
-            }
-        ), 405
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException) -> tuple[Response, int]:
+        code = exc.code or 500
+        return error_json(code, LABELS.get(code, "httpError"), exc.description or exc.name), code
 
     @app.errorhandler(Exception)
     def internal(exc: Exception) -> tuple[Response, int]:
         app.logger.exception("request failed")
-        return jsonify(
-            {
-                "status": "ERROR",
-                "content": {
-                    "message": "Sorry, I met a technical issue. Please try again later, and if the problem remains, "
-                    "contact an administrator.",
-                    "documents": [],
-                    "error": {"code": 500, "label": "ragTechnicalError"},
-                },
-            }
-        ), 500
+        return error_json(500, "ragTechnicalError", MESSAGES["ragTechnicalError"][1]), 500
 
     return app

@@ -20,6 +20,18 @@ from werkzeug.serving import make_server
 from datafari_rag.config import Settings
 
 
+def wait_for_http(url: str, timeout: float = 60.0) -> None:
+    """Returns once ``url`` answers (any status), or raises after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            requests.get(url, timeout=2)
+            return
+        except requests.RequestException:
+            time.sleep(0.1)
+    raise TimeoutError(f"{url} did not answer within {timeout:.0f}s")
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -63,13 +75,7 @@ def served_sidecar(settings: Settings, port: int) -> Iterator[str]:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                requests.get(f"{base}/health", timeout=2)
-                break
-            except requests.RequestException:
-                time.sleep(0.2)
+        wait_for_http(f"{base}/health")
         yield base
     finally:
         process.terminate()

@@ -14,9 +14,10 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request
 
 from ..indexing.processor import ChunkProcessor
-from ..rag.errors import MESSAGES, RagError
+from ..rag.errors import MESSAGES
 from ..services import get_services
 from ..solr import SolrError
+from .responses import error_json
 
 bp = Blueprint("update", __name__)
 MESSAGES.setdefault("updateBadRequest", (400, "The update request is not valid."))
@@ -24,18 +25,9 @@ MESSAGES.setdefault("updateTechnicalError", (500, "The update could not be writt
 
 
 def _error(label: str, reason: str) -> Response:
-    error = RagError(label, reason)
-    response = jsonify(
-        {
-            "status": "ERROR",
-            "content": {
-                "message": error.message,
-                "documents": [],
-                "error": {"code": error.code, "label": label, "reason": reason},
-            },
-        }
-    )
-    response.status_code = error.code
+    code, message = MESSAGES[label]
+    response = error_json(code, label, message, reason)
+    response.status_code = code
     return response
 
 

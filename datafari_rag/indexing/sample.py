@@ -1,8 +1,7 @@
 """Loads the sample corpus that ships with the project (English and French short documents).
 
-Each document goes to FileShare, and, being short, as a single chunk ``<id>_0`` to VectorMain,
-where the text-to-vector update chain embeds it. Used by ``make run`` so that a fresh install
-has something to search and ask about.
+Used by ``make run`` so that a fresh install has something to search and ask about; it goes
+through the real chunk-and-embed processor, like any other document.
 """
 
 from __future__ import annotations
@@ -14,6 +13,8 @@ from typing import Any
 from ..config import Settings
 from ..paths import SAMPLE_CORPUS
 from ..solr import SolrClient
+from .outbox import Outbox
+from .processor import ChunkProcessor
 
 PARENT_FIELDS = ("id", "title", "url", "source", "extension", "language", "last_modified")
 
@@ -25,19 +26,9 @@ def read_corpus(path: Path = SAMPLE_CORPUS) -> list[dict[str, Any]]:
 
 def index_sample(solr: SolrClient, settings: Settings, path: Path = SAMPLE_CORPUS) -> int:
     """Indexes the sample corpus (idempotent: same ids each time); returns the document count."""
-    docs = read_corpus(path)
-    parents = [{**{k: d[k] for k in PARENT_FIELDS}, "exactContent": d["text"]} for d in docs]
-    chunks = [
-        {
-            **{k: d[k] for k in PARENT_FIELDS if k != "id"},
-            "id": f"{d['id']}_0",
-            "parent_doc": d["id"],
-            "chunk_index": 0,
-            "embedded_content": d["text"],
-            "exactContent": d["text"],
-        }
-        for d in docs
-    ]
-    solr.post(f"{settings.collection_main}/update", json=parents, params={"commit": "true"})
-    solr.post(f"{settings.collection_vector}/update", json=chunks, params={"commit": "true"}, timeout=300)
+    docs = [{**{k: d[k] for k in PARENT_FIELDS}, "exactContent": d["text"]} for d in read_corpus(path)]
+    results = ChunkProcessor(solr, settings, Outbox()).add(docs, commit=True)
+    failed = [f"{r.id}: {r.error}" for r in results if r.status != "ok" or r.pending]
+    if failed:
+        raise RuntimeError("sample corpus not fully indexed: " + "; ".join(failed))
     return len(docs)

@@ -150,7 +150,9 @@ class LocalSolr:
             f"-Dsolr.solr.home={self.home}",
             f"-Dsolr.log.dir={self.log_dir}",
             f"-Dlog4j.configurationFile={SOLR_RUNTIME / 'log4j2.xml'}",
-            "-Dsolr.autoSoftCommit.maxTime=1000",
+            # new documents become visible within 10 s unless a client commits; shorter intervals
+            # cost indexing speed (many small segments whose HNSW graphs are built, then merged)
+            f"-Dsolr.autoSoftCommit.maxTime={os.environ.get('DATAFARI_RAG_SOLR_SOFT_COMMIT_MS', '10000')}",
             "-cp",
             f"{LIB}/*",
             str(SOLR_RUNTIME / "Launcher.java"),
