@@ -97,8 +97,8 @@ def settings(solr_url: str, agent_url: str) -> Settings:
 
 
 @pytest.fixture(scope="session")
-def solr(settings: Settings) -> SolrClient:
-    return SolrClient(settings.solr_url, timeout=60)
+def solr(solr_url: str) -> SolrClient:
+    return SolrClient(solr_url, timeout=60)
 
 
 @pytest.fixture(scope="session")

@@ -29,6 +29,17 @@ ACL = {"allow_token_document": ["team-a"], "deny_token_share": ["contractors"], 
 SENTENCES = [f"Sentence number {i} describes the cooling pump maintenance step {i} in detail." for i in range(60)]
 
 
+@pytest.fixture(scope="module")
+def settings(settings: Settings) -> Settings:
+    """Collections of this module only: what it indexes (a 5 MB document…) stays out of the others."""
+    return settings.replace(collection_main="idx_FileShare", collection_vector="idx_VectorMain")
+
+
+@pytest.fixture(scope="module")
+def bootstrapped(solr: SolrClient, settings: Settings) -> BootstrapReport:
+    return bootstrap(solr, settings)
+
+
 def chunks_of(solr: SolrClient, settings: Settings, parent: str) -> list[dict[str, Any]]:
     query = {
         "q": "*:*",
