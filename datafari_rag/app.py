@@ -15,6 +15,7 @@ from .config import Settings, load_settings
 from .indexing.outbox import Outbox
 from .llm import LlmService
 from .rag.errors import MESSAGES
+from .security import SecurityError
 from .services import build_services
 
 LABELS = {404: "notFound", 405: "methodNotAllowed", 413: "requestTooLarge", 415: "unsupportedMediaType"}
@@ -33,6 +34,10 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     app.extensions["outbox"] = Outbox()
     app.register_blueprint(update_bp)
     app.register_blueprint(update_bp, url_prefix=prefix, name="prefixed_update")
+
+    @app.errorhandler(SecurityError)
+    def refused(exc: SecurityError) -> tuple[Response, int]:
+        return error_json(exc.code, exc.label, exc.message, exc.reason), exc.code
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> tuple[Response, int]:

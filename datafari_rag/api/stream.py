@@ -107,6 +107,7 @@ def ai_stream() -> Response:
         rag = rag_request(request.get_json(silent=True), settings.query_max_length, accept_language())
     except RagError as exc:
         return responses.error(exc)
+    current_access()  # identity and tokens are checked before the stream starts (errors: 401/403/503)
     wants_sse = request.accept_mimetypes.best == "text/event-stream"
     body = sse(rag_events(rag)) if wants_sse else ndjson(rag_events(rag))
     mimetype = "text/event-stream" if wants_sse else "application/x-ndjson"

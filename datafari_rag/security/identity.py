@@ -1,13 +1,121 @@
-"""Who is asking: the access of the current request.
+"""Who is asking: a JWT, a header from a trusted reverse proxy, or nobody (anonymous).
 
-Until identity providers are configured, every request is anonymous, and an anonymous user
-reads only fully public documents (all six ACL fields ``__nosecurity__``): fail closed.
+The first present wins: ``Authorization: Bearer`` (verified: signature, expiry, issuer and
+audience when configured), then ``security.trustedHeader`` (only from ``security.trustedProxies``),
+else anonymous if ``security.anonymous.allowed``. A credential that is present but wrong is
+refused; it never falls back to anonymous. Usernames are normalised as Datafari does.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jwt
+from flask import g, request
+
+from ..config import Settings
+from ..paths import PROJECT_ROOT
+from ..services import get_services
 from .acl import UserAccess
+from .authority import tokens_for
+from .errors import SecurityError
+
+
+@dataclass(frozen=True)
+class Identity:
+    username: str | None  # None: anonymous
+    groups: tuple[str, ...] = field(default_factory=tuple)
+
+
+def normalise(username: str, settings: Settings) -> str:
+    if settings.strip_domain and "\\" in username:
+        username = username.split("\\", 1)[1]
+    if settings.append_domain and "@" not in username:
+        username = f"{username}@{settings.append_domain}"
+    return username
+
+
+def _path(value: str) -> Path:
+    path = Path(value)
+    return path if path.is_absolute() else PROJECT_ROOT / path
+
+
+@lru_cache(maxsize=8)
+def _keys(settings: Settings) -> list[tuple[Any, list[str]]]:
+    """(key, algorithms) pairs a token may be signed with, from the configuration."""
+    keys: list[tuple[Any, list[str]]] = []
+    asymmetric = [a.strip() for a in settings.jwt_algorithms.split(",") if a.strip() and not a.startswith("HS")]
+    if settings.jwt_hs256_secret:
+        keys.append((settings.jwt_hs256_secret, ["HS256"]))
+    if settings.jwt_public_key_file:
+        keys.append((_path(settings.jwt_public_key_file).read_text(), asymmetric))
+    if settings.jwt_jwks_file:
+        for jwk in jwt.PyJWKSet.from_dict(json.loads(_path(settings.jwt_jwks_file).read_text())).keys:
+            keys.append((jwk, [jwk.algorithm_name] if jwk.algorithm_name in asymmetric else asymmetric))
+    return keys
+
+
+def _from_jwt(token: str, settings: Settings) -> Identity:
+    keys = _keys(settings)
+    if not keys:
+        raise SecurityError(401, "Bearer tokens are not accepted: no JWT key is configured.")
+    options = {"require": ["exp"], "verify_aud": bool(settings.jwt_audience)}
+    last: Exception | None = None
+    for key, algorithms in keys:
+        try:
+            claims = jwt.decode(
+                token,
+                key,
+                algorithms=algorithms,
+                options=options,
+                audience=settings.jwt_audience or None,
+                issuer=settings.jwt_issuer or None,
+            )
+            break
+        except (jwt.InvalidSignatureError, jwt.InvalidKeyError, jwt.InvalidAlgorithmError) as exc:
+            last = exc  # not this key: try the next one
+        except jwt.PyJWTError as exc:  # expired, wrong audience or issuer, malformed: refused
+            raise SecurityError(401, f"Invalid token: {exc}") from exc
+    else:
+        raise SecurityError(401, f"Invalid token: {last}")
+    username = claims.get(settings.jwt_username_claim) or claims.get("sub")
+    if not isinstance(username, str) or not username:
+        raise SecurityError(401, f"The token has no '{settings.jwt_username_claim}' claim.")
+    groups = claims.get(settings.jwt_groups_claim, []) if settings.jwt_groups_claim else []
+    if not isinstance(groups, list) or not all(isinstance(x, str) for x in groups):
+        raise SecurityError(401, f"The token's '{settings.jwt_groups_claim}' claim must be a list of strings.")
+    return Identity(normalise(username, settings), tuple(groups))
+
+
+def identify(settings: Settings) -> Identity:
+    authorization = request.headers.get("Authorization", "")
+    if authorization:
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise SecurityError(401, "Only 'Authorization: Bearer <JWT>' is accepted.")
+        return _from_jwt(token.strip(), settings)
+    if settings.trusted_header and request.headers.get(settings.trusted_header) is not None:
+        proxies = {p.strip() for p in settings.trusted_proxies.split(",") if p.strip()}
+        if request.remote_addr not in proxies:
+            raise SecurityError(403, f"{settings.trusted_header} is only accepted from a trusted proxy.")
+        username = request.headers[settings.trusted_header].strip()
+        if not username:
+            raise SecurityError(401, f"{settings.trusted_header} is empty.")
+        return Identity(normalise(username, settings))
+    if not settings.anonymous_allowed:
+        raise SecurityError(401, "Anonymous access is not allowed.")
+    return Identity(None)
 
 
 def current_access() -> UserAccess:
-    return UserAccess.anonymous()
+    """The access of the current request (computed once per request); raises SecurityError."""
+    if "access" not in g:
+        settings = get_services().settings
+        who = identify(settings)
+        tokens = frozenset() if who.username is None else tokens_for(who.username, who.groups, settings)
+        g.access = UserAccess(who.username, tokens)
+    return g.access
