@@ -1,0 +1,127 @@
+"""The leak harness: random ACLs, random users, random requests; nothing unauthorized may pass.
+
+Each document has random allow/deny tokens at the three levels and a unique marker in its
+text. Users get random token sets (through the local mapping file and a trusted header).
+Every trial sends one request (rag by query or by id, in each retrieval mode, streaming,
+summarize, the search proxies) and checks every byte the LLM received and every document the
+client got against :func:`reference_allows`, written independently of the Solr filter.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from datafari_rag.config import Settings
+from datafari_rag.indexing.outbox import Outbox
+from datafari_rag.indexing.processor import ChunkProcessor
+from datafari_rag.solr import SolrClient
+
+LEVELS = ("share", "parent", "document")
+PUBLIC = "__nosecurity__"
+POOL = ["t1", "t2", "t3", "t4", "t5", 'DOM\\grp:"x"', "with space", "a,b", "{!lucene}*:*", "t6"]
+MARKER = re.compile(r"MRK[0-9a-f]{10}")
+WORDS = ["pump", "valve", "safety", "boiler", "inspection", "procedure", "pressure", "maintenance", "filter"]
+API = "/Datafari/rest/v2.0"
+
+
+def reference_allows(tokens: frozenset[str], acl: dict[str, list[str]]) -> bool:
+    """ManifoldCF's rule, level by level, on plain sets."""
+    user = set(tokens) - {PUBLIC}
+    for level in LEVELS:
+        allow = set(acl.get(f"allow_token_{level}") or [PUBLIC])
+        deny = set(acl.get(f"deny_token_{level}") or [PUBLIC])
+        if not ((PUBLIC in allow and PUBLIC in deny) or allow & user) or deny & user:
+            return False
+    return True
+
+
+def random_acl(rng: random.Random) -> dict[str, list[str]]:
+    acl: dict[str, list[str]] = {}
+    for level in LEVELS:
+        if rng.random() < 0.45:
+            acl[f"allow_token_{level}"] = rng.sample(POOL, rng.randint(1, 3))
+        if rng.random() < 0.25:
+            acl[f"deny_token_{level}"] = rng.sample(POOL, 1)
+    return acl
+
+
+@dataclass
+class Corpus:
+    docs: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> document
+    by_marker: dict[str, str] = field(default_factory=dict)  # marker -> id
+    users: dict[str, frozenset[str]] = field(default_factory=dict)
+
+
+def build(
+    rng: random.Random, solr: SolrClient, settings: Settings, folder: Path, docs: int = 80, users: int = 24
+) -> Corpus:
+    corpus = Corpus()
+    for i in range(docs):
+        marker = f"MRK{rng.getrandbits(40):010x}"
+        words = " ".join(rng.choices(WORDS, k=12))
+        doc = {
+            "id": f"acl-{i}",
+            "title": f"Note {i}",
+            "url": f"file://acl/{i}",
+            "exactContent": f"{words.capitalize()}. Reference {marker} for the {rng.choice(WORDS)} team.",
+            **random_acl(rng),
+        }
+        corpus.docs[doc["id"]] = doc
+        corpus.by_marker[marker] = doc["id"]
+    results = ChunkProcessor(solr, settings.replace(vector_embedding_mode="sidecar"), Outbox(folder / "o.sqlite")).add(
+        list(corpus.docs.values()), commit=True
+    )
+    assert all(r.status == "ok" and not r.pending for r in results), results
+    for j in range(users):
+        corpus.users[f"user{j}"] = frozenset(rng.sample(POOL, rng.randint(0, 4)))
+    (folder / "mapping.json").write_text(json.dumps({"users": {u: sorted(t) for u, t in corpus.users.items()}}))
+    return corpus
+
+
+def harness_settings(settings: Settings, folder: Path, llm_url: str) -> Settings:
+    return settings.replace(
+        mapping_file=str(folder / "mapping.json"),
+        trusted_header="X-Remote-User",
+        trusted_proxies="127.0.0.1",
+        llm_endpoint=llm_url,
+        chunk_size=400,
+    )
+
+
+def one_trial(rng: random.Random, clients: dict[str, Any], corpus: Corpus, fake: Any) -> tuple[str, list[str]]:
+    """Runs one random request; returns (what was tried, leaked document ids)."""
+    user = rng.choice([*corpus.users, None])
+    tokens = corpus.users.get(user, frozenset()) if user else frozenset()
+    headers = {"X-Remote-User": user} if user else {}
+    mode = rng.choice(list(clients))
+    client = clients[mode]
+    query = " ".join(rng.sample(WORDS, 3))
+    doc_id = rng.choice(list(corpus.docs))
+    kind = rng.choice(["rag", "rag-id", "stream", "summarize", "select", "vector", "select-rag"])
+    fake.reset()
+    if kind == "rag":
+        response = client.post(f"{API}/ai/rag", json={"query": query}, headers=headers)
+    elif kind == "rag-id":
+        response = client.post(f"{API}/ai/rag", json={"query": query, "id": doc_id}, headers=headers)
+    elif kind == "stream":
+        response = client.post(f"{API}/ai/stream", json={"query": query}, headers=headers)
+    elif kind == "summarize":
+        response = client.post(f"{API}/ai/summarize", json={"id": doc_id}, headers=headers)
+    elif kind == "select":
+        response = client.get(f"{API}/search/select", query_string={"q": query, "rows": 50}, headers=headers)
+    elif kind == "select-rag":
+        response = client.get(f"{API}/search/select", query_string={"q": query, "action": "rag"}, headers=headers)
+    else:
+        response = client.get(f"{API}/search/vector", query_string={"queryrag": query, "topK": 20}, headers=headers)
+    seen = "\n".join(fake.prompts()) + response.get_data(as_text=True)
+    exposed = {corpus.by_marker[m] for m in MARKER.findall(seen) if m in corpus.by_marker}
+    # ids count too, except the one the user asked for, which an error message names back
+    named = {i.rsplit("_", 1)[0] for i in re.findall(r"acl-\d+(?:_\d+)?", seen)}
+    exposed |= named - ({doc_id} if kind in ("rag-id", "summarize") else set())
+    leaks = sorted(d for d in exposed if d in corpus.docs and not reference_allows(tokens, corpus.docs[d]))
+    return f"{kind}/{mode}/{user}", leaks
