@@ -46,6 +46,7 @@ bench: jars
 	$(PY) -m bench.concurrency $(if $(QUICK),--quick)
 	$(PY) -m bench.streaming $(if $(QUICK),--quick)
 	$(PY) -m bench.indexing $(if $(QUICK),--quick)
+	$(PY) -m bench.acl_leaks $(if $(QUICK),--quick)
 
 clean:
 	rm -rf $(VENV) solr_config/runtime/lib solr_config/runtime/.lib-stamp solr_config/plugin/target var

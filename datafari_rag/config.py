@@ -104,6 +104,7 @@ class Settings:
     authority_cache_ttl: float = _key("security.authority.cacheTtl", default=60.0)
     mapping_file: str = _key("security.mappingFile", default="conf/acl-mapping.json")
     groups_as_tokens: bool = _key("security.groups.asTokens", default=False)
+    update_users: str = _key("security.update.users", default="")
     # --- ours ---
     llm_timeout: float = _key("llm.timeout", default=60.0, minimum=1)
     llm_max_retries: int = _key("llm.maxRetries", default=1)

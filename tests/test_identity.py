@@ -230,3 +230,30 @@ def test_a_bad_token_is_refused_before_anything_is_searched(mapping: Path) -> No
         )
         assert response.status_code == 401, path
         assert response.get_json()["content"]["error"]["label"] == "authenticationFailed"
+
+
+def test_updates_only_from_this_machine_or_listed_users(mapping: Path) -> None:
+    settings = Settings(
+        mapping_file=str(mapping),
+        solr_url="http://127.0.0.1:9/solr",
+        trusted_header="X-User",
+        trusted_proxies="10.0.0.5",
+    )
+    remote = create_app(settings).test_client().post("/update", json=[], environ_base={"REMOTE_ADDR": "10.0.0.9"})
+    assert remote.status_code == 403 and remote.get_json()["content"]["error"]["label"] == "accessForbidden"
+    listed = create_app(settings.replace(update_users="alice")).test_client()
+    bob = listed.post("/update", json=[], headers={"X-User": "bob"}, environ_base={"REMOTE_ADDR": "10.0.0.5"})
+    alice = listed.post("/update", json=[], headers={"X-User": "alice"}, environ_base={"REMOTE_ADDR": "10.0.0.5"})
+    assert bob.status_code == 403 and alice.status_code == 200 and alice.get_json()["added"] == 0
+
+
+def test_the_model_store_is_never_proxied(mapping: Path) -> None:
+    client = create_app(Settings(mapping_file=str(mapping))).test_client()
+    for path in (
+        "/Datafari/rest/v2.0/schema/text-to-vector-model-store",
+        "/schema/text-to-vector-model-store",
+        "/solr/VectorMain/schema/text-to-vector-model-store",
+    ):
+        assert client.get(path).status_code == 404
+    vector = client.get("/Datafari/rest/v2.0/search/vector", query_string={"q": "x", "qt": "/schema"})
+    assert vector.get_json()["content"]["error"]["label"] == "ragBadRequest"

@@ -15,6 +15,8 @@ from flask import Blueprint, Response, current_app, jsonify, request
 
 from ..indexing.processor import ChunkProcessor
 from ..rag.errors import MESSAGES
+from ..security import SecurityError
+from ..security.identity import current_access
 from ..services import get_services
 from ..solr import SolrError
 from .responses import error_json
@@ -76,8 +78,21 @@ def parse_commands(raw: bytes) -> tuple[list[Any], list[Any], list[str], bool, i
     return adds, ids, queries, commit, within
 
 
+def _may_write() -> None:
+    """Writing to the index: the users of ``security.update.users`` when it is set, else only
+    callers on this machine (an indexer beside the sidecar). Raises SecurityError."""
+    settings = get_services().settings
+    allowed = {u.strip() for u in settings.update_users.split(",") if u.strip()}
+    if allowed:
+        if current_access().username not in allowed:
+            raise SecurityError(403, "This user may not write to the index.")
+    elif request.remote_addr not in ("127.0.0.1", "::1"):
+        raise SecurityError(403, "Updates are accepted from this machine only (see security.update.users).")
+
+
 @bp.post("/update")
 def update() -> Response:
+    _may_write()
     services = get_services()
     try:
         adds, ids, queries, commit, within = parse_commands(request.get_data())
