@@ -65,10 +65,16 @@ def _local_solr(port: int | None) -> LocalSolr:
 @solr.command("start")
 @click.option("--port", type=int, help="Solr port (default: the port of solr.url); ZooKeeper uses port + 1000.")
 @click.option("--timeout", type=float, default=120.0, show_default=True)
+@click.option(
+    "--security-json",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Install this security.json (authentication/authorization) in ZooKeeper.",
+)
 @_clear_errors
-def solr_start(port: int | None, timeout: float) -> None:
+def solr_start(port: int | None, timeout: float, security_json: Path | None) -> None:
     """Starts Solr in the background and waits until it answers."""
     node = _local_solr(port)
+    node.security_json = security_json
     seconds = node.start(timeout=timeout)
     click.echo(f"Solr is running at {node.url} (pid {node.pid()}, ready in {seconds:.1f}s)")
 

@@ -107,6 +107,8 @@ class LocalSolr:
     port: int = 8983
     home: Path | None = None
     heap: str = os.environ.get("DATAFARI_RAG_SOLR_HEAP", "1g")
+    # A security.json (authentication, authorization) to install in ZooKeeper at start.
+    security_json: Path | None = None
 
     def __post_init__(self) -> None:
         self.home = Path(self.home or var_dir() / "solr")
@@ -175,12 +177,37 @@ class LocalSolr:
                 raise RuntimeProblem(f"Solr exited with code {process.returncode}:\n{self._log_tail()}")
             try:
                 if system_info(client)["mode"] == "solrcloud":
+                    self._install_security()
                     return time.monotonic() - began
-            except SolrError:
-                pass
+            except SolrError as exc:
+                if exc.status in (401, 403):  # answering, with security.json already in ZooKeeper
+                    self._install_security()
+                    return time.monotonic() - began
             time.sleep(0.3)
         self.stop()
         raise RuntimeProblem(f"Solr did not answer within {timeout:.0f}s:\n{self._log_tail()}")
+
+    def _install_security(self) -> None:
+        """Copies ``security_json`` to ZooKeeper's /security.json with Solr's own CLI; Solr
+        watches that node and applies it within a second or two."""
+        if self.security_json is None:
+            return
+        command = [
+            "java",
+            "-cp",
+            f"{LIB}/*",
+            "org.apache.solr.cli.SolrCLI",
+            "zk",
+            "cp",
+            f"file:{Path(self.security_json).resolve()}",
+            "zk:/security.json",
+            "-z",
+            f"127.0.0.1:{self.port + 1000}",
+        ]
+        done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=120)
+        if done.returncode != 0:
+            raise RuntimeProblem(f"Could not install {self.security_json}:\n{(done.stdout + done.stderr)[-2000:]}")
+        time.sleep(2)  # Solr reloads its security plugins from the ZooKeeper watch
 
     def stop(self, timeout: float = 30.0) -> bool:
         """Stops the node; returns False if none was running."""
