@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,7 +13,7 @@ from pathlib import Path
 from datafari_rag.config import Settings
 from datafari_rag.paths import PROJECT_ROOT, SAMPLE_CORPUS
 from datafari_rag.solr import SolrClient
-from tests.servers import wait_for_http
+from tests.servers import served_process
 
 SCIFACT = PROJECT_ROOT.parent / "shared" / "data" / "scifact" / "corpus.jsonl"
 
@@ -59,18 +58,9 @@ def _children(pid: int) -> list[str]:
 def served_agent(port: int) -> Iterator[subprocess.Popen[bytes]]:
     """The agent as production runs it (gunicorn), on ``port``."""
     env = {**os.environ, "DATAFARI_RAG_AGENT_PORT": str(port)}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "datafari_rag.cli", "agent", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_http(f"http://127.0.0.1:{port}/health")
+    args = ["datafari_rag.cli", "agent", "--port", str(port)]
+    with served_process(args, f"http://127.0.0.1:{port}/health", env) as process:
         yield process
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
 
 
 @contextmanager
@@ -116,13 +106,6 @@ def percentile(values: list[float], q: float) -> float:
 def stub_llm_process(port: int, delay: float) -> Iterator[str]:
     """The recording LLM stub in a process of its own, so that it does not share the GIL with
     the benchmark's client threads; yields its OpenAI base URL."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.fake_llm", "--port", str(port), "--delay", str(delay)], cwd=PROJECT_ROOT
-    )
     url = f"http://127.0.0.1:{port}/v1"
-    try:
-        wait_for_http(f"{url}/models", 30)
+    with served_process(["tests.fake_llm", "--port", str(port), "--delay", str(delay)], f"{url}/models"):
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)

@@ -18,6 +18,7 @@ from flask import Flask
 from werkzeug.serving import make_server
 
 from datafari_rag.config import Settings
+from datafari_rag.paths import PROJECT_ROOT
 
 
 def wait_for_http(url: str, timeout: float = 60.0) -> None:
@@ -64,19 +65,26 @@ def settings_env(settings: Settings) -> dict[str, str]:
 
 
 @contextmanager
-def served_sidecar(settings: Settings, port: int) -> Iterator[str]:
-    """The sidecar as production runs it (gunicorn, conf/gunicorn.conf.py) on ``port``."""
-    env = settings_env(settings.replace(server_port=port))
+def served_process(
+    args: list[str], ready_url: str, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """``python -m <args>`` in a process of its own, once ``ready_url`` answers; stopped on exit."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "datafari_rag.cli", "serve"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        [sys.executable, "-m", *args], env=env or dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    base = f"http://127.0.0.1:{port}"
     try:
-        wait_for_http(f"{base}/health")
-        yield base
+        wait_for_http(ready_url)
+        yield process
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+@contextmanager
+def served_sidecar(settings: Settings, port: int) -> Iterator[str]:
+    """The sidecar as production runs it (gunicorn, conf/gunicorn.conf.py) on ``port``."""
+    base = f"http://127.0.0.1:{port}"
+    with served_process(
+        ["datafari_rag.cli", "serve"], f"{base}/health", settings_env(settings.replace(server_port=port))
+    ):
+        yield base
