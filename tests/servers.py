@@ -18,7 +18,6 @@ from flask import Flask
 from werkzeug.serving import make_server
 
 from datafari_rag.config import Settings
-from datafari_rag.paths import PROJECT_ROOT
 
 
 def wait_for_http(url: str, timeout: float = 60.0) -> None:
