@@ -26,6 +26,7 @@ class FakeLlm:
     fail_after: int | None = None  # streamed pieces before the stream breaks
     streams_completed: int = 0
     streams_cut: int = 0  # streams the client closed before the end
+    streams_open: int = 0
     first_piece_at: list[float] = field(default_factory=list)  # time.time() of each stream's first piece
     calls: list[list[dict[str, str]]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -34,6 +35,16 @@ class FakeLlm:
         """The user prompt of each call, in order."""
         with self.lock:
             return [call[-1]["content"] for call in self.calls]
+
+    def wait_closed(self, timeout: float = 15.0) -> None:
+        """Waits until every stream the stub began has ended (its bookkeeping runs just after
+        the client has read the last byte)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                if self.streams_open == 0:
+                    return
+            time.sleep(0.02)
 
     def reset(
         self,
@@ -89,6 +100,8 @@ class FakeLlm:
             return f"data: {json.dumps(body)}\n\n"
 
         finished = False
+        with self.lock:
+            self.streams_open += 1
         try:
             yield chunk({"role": "assistant", "content": ""})
             for i, piece in enumerate(re.findall(r"\S+\s*", text)):
@@ -114,6 +127,7 @@ class FakeLlm:
             finished = True
         finally:
             with self.lock:
+                self.streams_open -= 1
                 if finished:
                     self.streams_completed += 1
                 else:

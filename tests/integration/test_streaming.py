@@ -69,6 +69,7 @@ def test_ndjson_events_in_order(client_for: Callable[..., FlaskClient], fake_llm
     assert events[-1]["data"] == {"status": "OK"}
     sources = next(e for e in events if e["type"] == "sources.final")["data"]["items"]
     assert "file://share/hr/holidays.txt" in [s["url"] for s in sources]
+    fake_llm.wait_closed()
     assert fake_llm.streams_completed == 1
 
 
@@ -104,6 +105,7 @@ def test_only_the_final_call_is_streamed_and_phases_come_first(
     phases = [e["data"]["name"] for e in events if e["type"] == "phase"]
     assert phases.count("rag:refine") >= 2 and phases[-1] == "rag:response generation"
     assert len(fake_llm.prompts()) == phases.count("rag:refine") + 1
+    fake_llm.wait_closed()
     assert fake_llm.streams_completed == 1  # the intermediate calls were not streamed
 
 
@@ -140,9 +142,7 @@ def test_a_client_that_leaves_cancels_the_llm_request(app_settings: Settings, fa
             if json.loads(line)["type"] == "message.delta":
                 break
         response.close()
-        deadline = time.monotonic() + 15
-        while fake_llm.streams_cut == 0 and time.monotonic() < deadline:
-            time.sleep(0.1)
+        fake_llm.wait_closed()
     assert fake_llm.streams_cut == 1 and fake_llm.streams_completed == 0
 
 
