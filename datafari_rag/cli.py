@@ -197,6 +197,44 @@ def reconcile_cmd() -> None:
         click.echo(line)
 
 
+@main.group("eval")
+def eval_group() -> None:
+    """Measure retrieval quality on a corpus of your own."""
+
+
+@eval_group.command("retrieval")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--modes", default="bm25,vector,rrf", show_default=True)
+@click.option("--prefix", default="eval_", show_default=True, help="Prefix of the evaluation's own collections.")
+@click.option("--reindex", is_flag=True, help="Index the corpus again even if it is there.")
+@click.option("--max-queries", type=click.IntRange(1), default=None, help="Only the first N test queries.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@_clear_errors
+def eval_retrieval_cmd(
+    folder: Path, modes: str, prefix: str, reindex: bool, max_queries: int | None, json_path: Path | None
+) -> None:
+    """nDCG@10, Recall@100, MRR@10 per retrieval mode on a BEIR folder (corpus, queries, qrels/test.tsv)."""
+    from .evaluation.retrieval import evaluate, index_corpus, load_beir, table
+
+    settings = _settings()
+    settings = settings.replace(
+        collection_main=f"{prefix}{settings.collection_main}", collection_vector=f"{prefix}{settings.collection_vector}"
+    )
+    chosen = [m.strip() for m in modes.split(",") if m.strip()]
+    unknown = [m for m in chosen if m not in ("bm25", "vector", "rrf")]
+    if unknown:
+        raise click.BadParameter(f"unknown mode(s): {', '.join(unknown)}", param_hint="--modes")
+    beir = load_beir(folder)
+    if max_queries:
+        beir.queries = dict(list(beir.queries.items())[:max_queries])
+    solr = build_services(settings).solr
+    index_corpus(solr, settings, beir, reindex)
+    results = evaluate(solr, settings, beir, chosen)
+    click.echo(table(results))
+    if json_path:
+        json_path.write_text(json.dumps({"folder": str(folder), "results": results}, indent=2))
+
+
 def _gunicorn(app: str, config: str) -> list[str]:
     return [sys.executable, "-m", "gunicorn", "-c", str(CONF / config), app]
 

@@ -1,0 +1,127 @@
+"""``datafari-rag eval retrieval``: nDCG@10, Recall@100 and MRR@10 of each retrieval mode.
+
+The corpus of a BEIR folder (``corpus.jsonl``, ``queries.jsonl``, ``qrels/test.tsv``) is indexed
+through the real indexer into collections of its own (never FileShare/VectorMain), then every
+test query runs in each mode; chunk hits count for their parent document. Metrics come from
+``ir-measures`` (the TREC tools' definitions).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import ir_measures
+from ir_measures import RR, R, nDCG
+from tqdm import tqdm
+
+from ..config import Settings
+from ..indexing.outbox import Outbox
+from ..indexing.processor import ChunkProcessor
+from ..retrieval import RetrievalContext, Snippet
+from ..retrieval.bm25 import bm25_documents
+from ..retrieval.hybrid import rrf
+from ..retrieval.vector import vector_chunks
+from ..security import UserAccess
+from ..solr import SolrClient
+from ..solr.bootstrap import bootstrap
+
+MEASURES = [nDCG @ 10, R @ 100, RR @ 10]
+DEPTH = 100
+
+
+@dataclass
+class Beir:
+    corpus: list[dict[str, Any]]
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, int]]
+
+
+def load_beir(folder: Path, split: str = "test") -> Beir:
+    corpus = [json.loads(line) for line in (folder / "corpus.jsonl").open(encoding="utf-8") if line.strip()]
+    queries = {q["_id"]: q["text"] for q in map(json.loads, (folder / "queries.jsonl").open(encoding="utf-8"))}
+    qrels: dict[str, dict[str, int]] = {}
+    with (folder / "qrels" / f"{split}.tsv").open(encoding="utf-8", newline="") as fh:
+        for row in csv.DictReader(fh, delimiter="\t"):
+            qrels.setdefault(row["query-id"].strip(), {})[row["corpus-id"].strip()] = int(row["score"])
+    return Beir(corpus, {q: queries[q] for q in qrels if q in queries}, qrels)
+
+
+def index_corpus(solr: SolrClient, settings: Settings, beir: Beir, reindex: bool = False) -> None:
+    """Indexes the corpus unless the collections already hold it."""
+    bootstrap(solr, settings)
+    count = solr.get(f"{settings.collection_main}/select", {"q": "*:*", "rows": 0})["response"]["numFound"]
+    if count == len(beir.corpus) and not reindex:
+        return
+    processor = ChunkProcessor(solr, settings, Outbox())
+    processor.delete_query("*:*", commit=True)
+    docs = [
+        {
+            "id": str(d["_id"]),
+            "title": d.get("title") or "",
+            "url": str(d["_id"]),
+            "exactContent": d.get("text") or d.get("title") or "",
+        }
+        for d in beir.corpus
+    ]
+    with tqdm(total=len(docs), unit="doc", desc="indexing") as bar:
+        for start in range(0, len(docs), 64):
+            results = processor.add(docs[start : start + 64])
+            failed = [r for r in results if r.status != "ok" or r.pending]
+            if failed:
+                raise RuntimeError(f"{len(failed)} documents not indexed, e.g. {failed[0].id}: {failed[0].error}")
+            bar.update(len(results))
+    for collection in (settings.collection_main, settings.collection_vector):
+        solr.post(f"{collection}/update", json={"commit": {}})
+
+
+def _by_parent(hits: list[Snippet]) -> dict[str, float]:
+    """Document-level run: each parent scored by its best chunk."""
+    run: dict[str, float] = {}
+    for hit in hits:
+        run[hit.id] = max(run.get(hit.id, float("-inf")), hit.score)
+    return run
+
+
+def retrievers(ctx: RetrievalContext) -> dict[str, Callable[[str], dict[str, float]]]:
+    deep = RetrievalContext(ctx.solr, ctx.settings.replace(rrf_top_k=DEPTH, solr_top_k=DEPTH), ctx.access)
+    return {
+        "bm25": lambda q: _by_parent(bm25_documents(ctx, q, DEPTH)),
+        "vector": lambda q: _by_parent(vector_chunks(ctx, q, DEPTH)),
+        "rrf": lambda q: _by_parent(rrf(deep, q)),
+    }
+
+
+def evaluate(solr: SolrClient, settings: Settings, beir: Beir, modes: list[str]) -> dict[str, dict[str, float]]:
+    ctx = RetrievalContext(solr, settings, UserAccess.anonymous())
+    available = retrievers(ctx)
+    results: dict[str, dict[str, float]] = {}
+    for mode in modes:
+        run: dict[str, dict[str, float]] = {}
+        began = time.perf_counter()
+        for qid, text in tqdm(beir.queries.items(), unit="query", desc=mode):
+            run[qid] = available[mode](text)
+        seconds = time.perf_counter() - began
+        scores = ir_measures.calc_aggregate(MEASURES, beir.qrels, run)
+        results[mode] = {
+            "nDCG@10": scores[nDCG @ 10],
+            "Recall@100": scores[R @ 100],
+            "MRR@10": scores[RR @ 10],
+            "queries/s": len(beir.queries) / seconds,
+            "queries": len(beir.queries),
+        }
+    return results
+
+
+def table(results: dict[str, dict[str, float]]) -> str:
+    lines = [f"{'mode':<8} {'nDCG@10':>8} {'Recall@100':>10} {'MRR@10':>8} {'queries/s':>10}"]
+    for mode, r in results.items():
+        lines.append(
+            f"{mode:<8} {r['nDCG@10']:>8.3f} {r['Recall@100']:>10.3f} {r['MRR@10']:>8.3f} {r['queries/s']:>10.1f}"
+        )
+    return "\n".join(lines)
