@@ -22,8 +22,6 @@ from ..solr import SolrError
 from .responses import error_json
 
 bp = Blueprint("update", __name__)
-MESSAGES.setdefault("updateBadRequest", (400, "The update request is not valid."))
-MESSAGES.setdefault("updateTechnicalError", (500, "The update could not be written to the index."))
 
 
 def _error(label: str, reason: str) -> Response:

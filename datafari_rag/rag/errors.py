@@ -28,6 +28,8 @@ MESSAGES = {
         500,
         "Sorry, I met a technical issue. Please try again later, and if the problem remains, contact an administrator.",
     ),
+    "updateBadRequest": (400, "The update request is not valid."),
+    "updateTechnicalError": (500, "The update could not be written to the index."),
 }
 
 
