@@ -69,7 +69,7 @@ def test_children_copy_every_field_but_the_full_text() -> None:
     }
     kids = child_documents(parent, ["one", "two"])
     assert [k["id"] for k in kids] == ["p1_0", "p1_1"]
-    assert kids[1] == {
+    assert kids[1] == {  # an English document: no French-analysed copies
         "title": "T",
         "url": "u",
         "source": "s",
@@ -84,6 +84,11 @@ def test_children_copy_every_field_but_the_full_text() -> None:
         "embedded_content": "two",
         "exactContent": "two",
     }
+
+
+def test_french_documents_get_french_fields() -> None:
+    [kid] = child_documents({"id": "p", "title": "Congés", "language": "fr", "exactContent": "x"}, ["Les congés."])
+    assert kid["content_fr"] == "Les congés." and kid["title_fr"] == "Congés"
 
 
 def test_solr_json_update_syntax() -> None:

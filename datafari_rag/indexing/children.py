@@ -14,6 +14,16 @@ FULL_TEXT = {"exactContent", "preview_content", "embedded_content", "title_en", 
 MANAGED = {"id", "_version_", "_root_", "indexed_at", "parent_doc", "chunk_index", "vector_384", "has_vector"}
 
 
+def language_fields(doc: dict[str, Any], text: str) -> dict[str, Any]:
+    """French documents also get French-analysed copies (the schema copies every text to the
+    English fields); other languages stay on the English analysis."""
+    language = doc.get("language")
+    language = language[0] if isinstance(language, list) and language else language
+    if isinstance(language, str) and language.lower().startswith("fr"):
+        return {"content_fr": text, "title_fr": doc.get("title") or ""}
+    return {}
+
+
 def copied_fields(parent: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in parent.items() if k not in FULL_TEXT and k not in MANAGED and not k.startswith("content_")}
 
@@ -28,6 +38,7 @@ def child_documents(parent: dict[str, Any], chunks: list[str]) -> list[dict[str,
             "chunk_index": i,
             "embedded_content": chunk,
             "exactContent": chunk,
+            **language_fields(parent, chunk),
         }
         for i, chunk in enumerate(chunks)
     ]

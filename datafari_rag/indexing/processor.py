@@ -18,7 +18,7 @@ from ..config import Settings
 from ..security import UserAccess
 from ..solr import SolrClient, SolrError
 from ..solr.search import secured_search
-from .children import child_documents
+from .children import child_documents, language_fields
 from .chunker import chunk_text
 from .embedder import ChunkEmbedder, EmbeddingError
 from .outbox import Outbox
@@ -113,6 +113,7 @@ class ChunkProcessor:
                 raw_id = doc.get("id") if isinstance(doc, dict) else None
                 results.append(DocResult(raw_id if isinstance(raw_id, str) else None, "error", error=str(exc)))
         by_id = {r.id: r for r in results if r.status == "ok"}
+        valid = [{**language_fields(doc, _text(doc)), **doc} for doc in valid]
         accepted = self._write_parents(valid, by_id, commit, commit_within)
         if accepted and self.settings.vector_enabled:
             self._write_chunks(accepted, by_id, commit, commit_within)
