@@ -285,6 +285,7 @@ def run_cmd() -> None:
     children: list[subprocess.Popen[bytes]] = []
 
     def stop_all(*_: Any) -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the cleanup short
         for child in reversed(children):
             if child.poll() is None:
                 child.terminate()
@@ -296,6 +297,8 @@ def run_cmd() -> None:
         if started_solr:
             node.stop()
 
+    # Ctrl-C must work even when started from a shell that made this process ignore SIGINT
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         click.echo(f"Solr ready at {node.url} in {node.start():.1f}s")
         env = {**os.environ, "DATAFARI_RAG_SOLR_URL": node.url}
