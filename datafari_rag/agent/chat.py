@@ -32,7 +32,8 @@ def _generator() -> ExtractiveGenerator | GgufGenerator:
     return current_app.extensions["generator"]
 
 
-def _validate(body: Any) -> str | Response:
+def _validate(body: Any) -> tuple[str, int] | Response:
+    """(the prompt: the last user message, max_tokens), or an OpenAI error."""
     if not isinstance(body, dict):
         return openai_error(400, "The request body must be a JSON object.")
     messages = body.get("messages")
@@ -47,17 +48,17 @@ def _validate(body: Any) -> str | Response:
     if not isinstance(max_tokens, int) or max_tokens < 1:
         return openai_error(400, "'max_tokens' must be a positive integer.", "max_tokens")
     users = [m["content"] for m in messages if m["role"] == "user"]
-    return users[-1] if users else messages[-1]["content"]
+    return (users[-1] if users else messages[-1]["content"]), max_tokens
 
 
 @bp.post("/v1/chat/completions")
 def chat_completions() -> Response:
     body = request.get_json(silent=True)
-    prompt = _validate(body)
-    if isinstance(prompt, Response):
-        return prompt
+    valid = _validate(body)
+    if isinstance(valid, Response):
+        return valid
+    prompt, max_tokens = valid
     model = body.get("model") or GENERATOR_MODEL
-    max_tokens = body.get("max_tokens", body.get("max_completion_tokens", 200))
     text = _generator().complete(prompt, max_tokens)
     embedder = current_app.extensions["embedder"]
     usage = {"prompt_tokens": embedder.count_tokens(prompt), "completion_tokens": embedder.count_tokens(text)}

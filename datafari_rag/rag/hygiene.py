@@ -11,6 +11,7 @@ import re
 import unicodedata
 
 QUERY_MAX_CHARS = 500
+HISTORY_MESSAGE_MAX_CHARS = 2000
 _QUERY_SPECIAL = re.compile(r'[<>{}\[\]\\"`|^~*]')
 _MARKUP = str.maketrans({"<": "‹", ">": "›", '"': "'", "`": "'"})
 
@@ -38,3 +39,12 @@ def clean_query(query: str) -> str:
 def clean_snippet(text: str) -> str:
     """Document text as it may appear between our markup: no markup, no quotes, no controls."""
     return _without_controls(unicodedata.normalize("NFC", text)).translate(_MARKUP).strip()
+
+
+def clean_history(history: list[dict[str, str]], size: int) -> list[dict[str, str]]:
+    """The last ``size`` messages of a conversation, each cleaned like snippet text and capped."""
+    if size <= 0:
+        return []
+    return [
+        {"role": m["role"], "content": clean_snippet(m["content"])[:HISTORY_MESSAGE_MAX_CHARS]} for m in history[-size:]
+    ]

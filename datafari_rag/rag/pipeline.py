@@ -23,13 +23,11 @@ from ..security import UserAccess
 from ..solr import SolrClient, SolrError
 from .chunking import chunk_snippets
 from .errors import RagError
-from .hygiene import clean_query, clean_snippet
+from .hygiene import clean_history, clean_query, clean_snippet
 from .packing import Item, PromptTooLarge
 from .prompts import PromptContext, snippet_text
 from .rewriting import rewriting_enabled, search_query
 from .strategies import FinalCall, mapreduce, refine, user
-
-HISTORY_MESSAGE_MAX_CHARS = 2000
 
 
 @dataclass(frozen=True)
@@ -60,12 +58,8 @@ class Pipeline:
     llm: LlmService
 
     def prompt_context(self, request: RagRequest) -> PromptContext:
-        history: list[dict[str, str]] = []
-        if self.settings.chat_memory_enabled and self.settings.chat_history_size > 0:
-            history = [
-                {"role": m["role"], "content": clean_snippet(m["content"])[:HISTORY_MESSAGE_MAX_CHARS]}
-                for m in request.history[-self.settings.chat_history_size :]
-            ]
+        size = self.settings.chat_history_size if self.settings.chat_memory_enabled else 0
+        history = clean_history(request.history, size)
         return PromptContext(clean_query(request.query), request.format, request.lang, history)
 
     def events(self, request: RagRequest, access: UserAccess, stream: bool = False) -> Iterator[Event]:

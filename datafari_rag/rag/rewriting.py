@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..config import Settings
 from ..llm import LlmError, LlmService, Usage
-from .hygiene import clean_query, clean_snippet
+from .hygiene import clean_history, clean_query
 from .prompts import PromptContext
 
 
@@ -19,10 +19,7 @@ def search_query(
 ) -> str:
     if not rewriting_enabled(settings, history):
         return query
-    recent = [
-        {"role": m["role"], "content": clean_snippet(m["content"])[:2000]}
-        for m in history[-max(settings.chat_history_size, 1) :]
-    ]
+    recent = clean_history(history, max(settings.chat_history_size, 1))
     template = "rewrite_bm25" if settings.retrieval == "bm25" else "rewrite_vector"
     prompt = PromptContext(clean_query(query), history=recent).prompt(template)
     try:
