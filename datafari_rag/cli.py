@@ -228,11 +228,62 @@ def eval_retrieval_cmd(
     if max_queries:
         beir.queries = dict(list(beir.queries.items())[:max_queries])
     solr = build_services(settings).solr
-    index_corpus(solr, settings, beir, reindex)
+    index_corpus(solr, settings, beir.corpus, reindex)
     results = evaluate(solr, settings, beir, chosen)
     click.echo(table(results))
     if json_path:
         json_path.write_text(json.dumps({"folder": str(folder), "results": results}, indent=2))
+
+
+@eval_group.command("answers")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--sample", "size", type=click.IntRange(1), default=300, show_default=True, help="Questions asked.")
+@click.option("--all", "ask_all_questions", is_flag=True, help="Ask every question of qa.jsonl.")
+@click.option("--seed", type=int, default=13, show_default=True, help="Seed of the random sample.")
+@click.option("--method", type=click.Choice(["bm25", "vector", "rrf"]), default=None, help="Default: retrieval.method.")
+@click.option("--concurrency", type=click.IntRange(1, 64), default=1, show_default=True)
+@click.option("--prefix", default="evalqa_", show_default=True, help="Prefix of the evaluation's own collections.")
+@click.option("--reindex", is_flag=True, help="Index the corpus again even if it is there.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@_clear_errors
+def eval_answers_cmd(
+    folder: Path,
+    size: int,
+    ask_all_questions: bool,
+    seed: int,
+    method: str | None,
+    concurrency: int,
+    prefix: str,
+    reindex: bool,
+    json_path: Path | None,
+) -> None:
+    """SQuAD-style exact match and F1, abstention accuracy, gold-paragraph hits and latency of ai/rag
+    on a folder with corpus.jsonl and qa.jsonl (question, answers, is_impossible, gold_doc_id)."""
+    from .app import create_app
+    from .evaluation.answers import as_json, ask_all, load_qa, report, sample, table
+    from .evaluation.retrieval import index_corpus
+
+    settings = _settings()
+    settings = settings.replace(
+        collection_main=f"{prefix}{settings.collection_main}", collection_vector=f"{prefix}{settings.collection_vector}"
+    )
+    if method:
+        settings = settings.replace(retrieval_method=method)
+    corpus, questions = load_qa(folder)
+    chosen = sample(questions, None if ask_all_questions else size, seed)
+    app = create_app(settings)
+    index_corpus(app.extensions["datafari_rag"].solr, settings, corpus, reindex)
+    result = report(list(ask_all(app, chosen, concurrency)))
+    if result.errors == result.questions:
+        first = next(o for o in result.outcomes if o.status == "ERROR")
+        raise click.ClickException(
+            f"Every question failed ({first.label}); is the LLM at {settings.llm_url} running? "
+            "(`datafari-rag agent` serves the local one.)"
+        )
+    click.echo(f"retrieval: {settings.retrieval}, LLM: {settings.llm_model} at {settings.llm_url}")
+    click.echo(table(result))
+    if json_path:
+        json_path.write_text(json.dumps({"folder": str(folder), "retrieval": settings.retrieval, **as_json(result)}))
 
 
 def _gunicorn(app: str, config: str) -> list[str]:

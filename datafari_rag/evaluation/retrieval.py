@@ -52,11 +52,11 @@ def load_beir(folder: Path, split: str = "test") -> Beir:
     return Beir(corpus, {q: queries[q] for q in qrels if q in queries}, qrels)
 
 
-def index_corpus(solr: SolrClient, settings: Settings, beir: Beir, reindex: bool = False) -> None:
-    """Indexes the corpus unless the collections already hold it."""
+def index_corpus(solr: SolrClient, settings: Settings, corpus: list[dict[str, Any]], reindex: bool = False) -> None:
+    """Indexes BEIR corpus records (``_id``, ``title``, ``text``) unless the collections already hold them."""
     bootstrap(solr, settings)
     count = solr.get(f"{settings.collection_main}/select", {"q": "*:*", "rows": 0})["response"]["numFound"]
-    if count == len(beir.corpus) and not reindex:
+    if count == len(corpus) and not reindex:
         return
     processor = ChunkProcessor(solr, settings, Outbox())
     processor.delete_query("*:*", commit=True)
@@ -67,7 +67,7 @@ def index_corpus(solr: SolrClient, settings: Settings, beir: Beir, reindex: bool
             "url": str(d["_id"]),
             "exactContent": d.get("text") or d.get("title") or "",
         }
-        for d in beir.corpus
+        for d in corpus
     ]
     with tqdm(total=len(docs), unit="doc", desc="indexing") as bar:
         for start in range(0, len(docs), 64):

@@ -1,0 +1,240 @@
+"""``datafari-rag eval answers``: how well ``ai/rag`` answers, and abstains, on a corpus of your own.
+
+The corpus (``corpus.jsonl``, BEIR format) is indexed through the real indexer into collections
+of its own; a sample of ``qa.jsonl`` (``question``, ``answers``, ``is_impossible``, optional
+``gold_doc_id``) is asked through the sidecar's own ``ai/rag`` endpoint with the configured LLM.
+
+Scores follow the official SQuAD 2.0 evaluation script (answer normalisation, exact match, token
+F1, best over the gold answers). Because a RAG answer is a sentence rather than a span, the share
+of answers that *contain* a gold answer is reported too. An answer counts as an abstention when
+the API reports that nothing was found (``ragNoFileFound``, ``ragNoValidAnswer``) or when its text
+matches :data:`ABSTENTION` — the sentence the prompts ask for ("I could not find the answer in the
+documents.") and the usual ways an LLM words the same thing.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import random
+import re
+import statistics
+import string
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+from tqdm import tqdm
+
+ABSTENTION = re.compile(
+    r"\b(could ?n[o']t|can ?n[o']t|cannot|unable to|do(?:es)? ?n[o']t|did ?n[o']t|not able to) "
+    r"(find|locate|provide|contain|mention|include|give|have|know)\b[^.\n]{0,60}"
+    r"\b(answer|information|documents?|context|texts?|sources?)\b"
+    r"|\bno (answer|relevant information)\b"
+    r"|\bnot (mentioned|stated|provided|specified|found) in the (documents?|context|texts?|sources?)\b",
+    re.IGNORECASE,
+)
+NOTHING_FOUND = {"ragNoFileFound", "ragNoValidAnswer"}
+_CITATION = re.compile(r"\s*\[[^\[\]\n]*\]\s*$", re.MULTILINE)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCTUATION = set(string.punctuation)
+
+
+@dataclass
+class Question:
+    id: str
+    question: str
+    answers: list[str]
+    is_impossible: bool
+    gold_doc_id: str | None = None
+
+
+@dataclass
+class Outcome:
+    """What ``ai/rag`` answered to one question, scored."""
+
+    id: str
+    is_impossible: bool
+    status: str
+    label: str | None
+    answer: str
+    documents: list[str]
+    seconds: float
+    abstained: bool
+    exact: float = 0.0
+    f1: float = 0.0
+    contains: bool = False
+    gold_hit: bool | None = None
+
+
+@dataclass
+class Report:
+    questions: int
+    answerable: int
+    unanswerable: int
+    exact_match: float
+    f1: float
+    answer_contains_gold: float
+    false_abstention: float
+    abstention_accuracy: float
+    gold_paragraph_hit: float
+    errors: int
+    mean_latency_s: float
+    p50_latency_s: float
+    outcomes: list[Outcome] = field(repr=False, default_factory=list)
+
+
+def load_qa(folder: Path) -> tuple[list[dict[str, Any]], list[Question]]:
+    corpus = [json.loads(line) for line in (folder / "corpus.jsonl").open(encoding="utf-8") if line.strip()]
+    questions = [
+        Question(
+            id=str(q["id"]),
+            question=q["question"],
+            answers=[a for a in q.get("answers") or [] if a.strip()],
+            is_impossible=bool(q.get("is_impossible")),
+            gold_doc_id=q.get("gold_doc_id"),
+        )
+        for q in map(json.loads, (folder / "qa.jsonl").open(encoding="utf-8"))
+    ]
+    return corpus, questions
+
+
+def sample(questions: list[Question], size: int | None, seed: int) -> list[Question]:
+    """A reproducible random sample (the file order groups questions by article)."""
+    if size is None or size >= len(questions):
+        return questions
+    return random.Random(seed).sample(questions, size)
+
+
+# --- the official SQuAD 2.0 scoring ---------------------------------------------------------
+
+
+def normalize_answer(text: str) -> str:
+    """Lower case, no punctuation, no articles, single spaces (SQuAD's ``normalize_answer``)."""
+    text = "".join(ch for ch in text.lower() if ch not in _PUNCTUATION)
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def exact_match(prediction: str, gold: str) -> float:
+    return float(normalize_answer(prediction) == normalize_answer(gold))
+
+
+def token_f1(prediction: str, gold: str) -> float:
+    predicted, expected = normalize_answer(prediction).split(), normalize_answer(gold).split()
+    if not predicted or not expected:
+        return float(predicted == expected)
+    common = sum((collections.Counter(predicted) & collections.Counter(expected)).values())
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(predicted), common / len(expected)
+    return 2 * precision * recall / (precision + recall)
+
+
+def contains_answer(prediction: str, gold: str) -> bool:
+    expected = normalize_answer(gold)
+    return bool(expected) and f" {expected} " in f" {normalize_answer(prediction)} "
+
+
+def answer_text(message: str) -> str:
+    """The answer without its trailing source citations (``… [Title]``), which are not part of it."""
+    return _CITATION.sub("", message).strip()
+
+
+def abstained(status: str, label: str | None, message: str) -> bool:
+    return (status == "ERROR" and label in NOTHING_FOUND) or bool(ABSTENTION.search(message))
+
+
+def score(question: Question, body: dict[str, Any], seconds: float) -> Outcome:
+    content = body.get("content") or {}
+    label = (content.get("error") or {}).get("label")
+    message = content.get("message") or ""
+    outcome = Outcome(
+        id=question.id,
+        is_impossible=question.is_impossible,
+        status=body.get("status", "ERROR"),
+        label=label,
+        answer=message,
+        documents=[str(d.get("id")) for d in content.get("documents") or []],
+        seconds=seconds,
+        abstained=abstained(body.get("status", "ERROR"), label, message),
+    )
+    if question.gold_doc_id:
+        outcome.gold_hit = question.gold_doc_id in outcome.documents
+    if not question.is_impossible and question.answers and outcome.status == "OK" and not outcome.abstained:
+        text = answer_text(message)
+        outcome.exact = max(exact_match(text, a) for a in question.answers)
+        outcome.f1 = max(token_f1(text, a) for a in question.answers)
+        outcome.contains = any(contains_answer(text, a) for a in question.answers)
+    return outcome
+
+
+# --- asking ----------------------------------------------------------------------------------
+
+
+def ask_all(app: Flask, questions: list[Question], concurrency: int = 1) -> Iterator[Outcome]:
+    """Asks each question through the app's ``ai/rag`` endpoint, as a Datafari UI would."""
+    path = app.extensions["datafari_rag"].settings.api_prefix.rstrip("/") + "/ai/rag"
+
+    def ask(question: Question) -> Outcome:
+        began = time.perf_counter()
+        response = app.test_client().post(path, json={"query": question.question})
+        return score(question, response.get_json(silent=True) or {}, time.perf_counter() - began)
+
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        yield from tqdm(pool.map(ask, questions), total=len(questions), unit="question", desc="asking")
+
+
+def technical_failure(outcome: Outcome) -> bool:
+    return outcome.status == "ERROR" and outcome.label not in NOTHING_FOUND
+
+
+def report(outcomes: list[Outcome]) -> Report:
+    answerable = [o for o in outcomes if not o.is_impossible]
+    unanswerable = [o for o in outcomes if o.is_impossible]
+    with_gold = [o for o in answerable if o.gold_hit is not None]
+
+    def mean(values: list[float]) -> float:
+        return statistics.fmean(values) if values else float("nan")
+
+    seconds = [o.seconds for o in outcomes]
+    return Report(
+        questions=len(outcomes),
+        answerable=len(answerable),
+        unanswerable=len(unanswerable),
+        exact_match=mean([o.exact for o in answerable]),
+        f1=mean([o.f1 for o in answerable]),
+        answer_contains_gold=mean([float(o.contains) for o in answerable]),
+        false_abstention=mean([float(o.abstained) for o in answerable]),
+        abstention_accuracy=mean([float(o.abstained) for o in unanswerable]),
+        gold_paragraph_hit=mean([float(bool(o.gold_hit)) for o in with_gold]),
+        errors=sum(technical_failure(o) for o in outcomes),
+        mean_latency_s=mean(seconds),
+        p50_latency_s=statistics.median(seconds) if seconds else float("nan"),
+        outcomes=outcomes,
+    )
+
+
+def table(r: Report) -> str:
+    rows = [
+        ("questions (answerable / unanswerable)", f"{r.questions} ({r.answerable} / {r.unanswerable})"),
+        ("exact match (answerable)", f"{100 * r.exact_match:.1f}"),
+        ("token F1 (answerable)", f"{100 * r.f1:.1f}"),
+        ("answer contains a gold answer", f"{100 * r.answer_contains_gold:.1f}"),
+        ("false abstention (answerable)", f"{100 * r.false_abstention:.1f}"),
+        ("abstention accuracy (unanswerable)", f"{100 * r.abstention_accuracy:.1f}"),
+        ("gold paragraph sent to the LLM (answerable)", f"{100 * r.gold_paragraph_hit:.1f}"),
+        ("technical errors", str(r.errors)),
+        ("latency mean / p50 (s)", f"{r.mean_latency_s:.3f} / {r.p50_latency_s:.3f}"),
+    ]
+    width = max(len(name) for name, _ in rows)
+    return "\n".join(f"{name:<{width}}  {value:>12}" for name, value in rows)
+
+
+def as_json(r: Report) -> dict[str, Any]:
+    data = asdict(r)
+    data["outcomes"] = [asdict(o) for o in r.outcomes]
+    return data
