@@ -39,14 +39,10 @@ integration: jars
 test: lint jars
 	$(PY) -m pytest -v
 
-# Benchmarks: one line each, each against a baseline measured in the same run (QUICK=1: smaller).
+# Benchmarks: one line each, each against a baseline measured in the same run, then a summary table.
+# QUICK=1 (or ARGS=--quick): smaller runs; ARGS="--only solr_overhead,concurrency": a subset.
 bench: jars
-	$(PY) -m bench.embedding $(if $(QUICK),--quick)
-	$(PY) -m bench.rag_overhead $(if $(QUICK),--quick)
-	$(PY) -m bench.concurrency $(if $(QUICK),--quick)
-	$(PY) -m bench.streaming $(if $(QUICK),--quick)
-	$(PY) -m bench.indexing $(if $(QUICK),--quick)
-	$(PY) -m bench.acl_leaks $(if $(QUICK),--quick)
+	$(PY) -m bench $(if $(QUICK),--quick) $(ARGS)
 
 clean:
 	rm -rf $(VENV) solr_config/runtime/lib solr_config/runtime/.lib-stamp solr_config/plugin/target var

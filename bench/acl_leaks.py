@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import bench_stack
+from bench.common import Figure, bench_stack, emit
 from datafari_rag.app import create_app
 from tests.acl_harness import build, harness_settings, one_trial
 from tests.fake_llm import FakeLlm
@@ -52,10 +52,13 @@ def main() -> None:
             control = sum(len(one_trial(rng, clients, corpus, fake)[1]) for _ in range(200))
         finally:
             search.acl_params = original
-    print(
+    emit(
+        "acl_leaks",
         f"acl_leaks: {len(leaks)} leaks in {trials} trials ({len(kinds)} request kinds x bm25/vector/rrf, "
         f"{len(corpus.users)} users, {len(corpus.docs)} documents; {reached} trials reached the LLM; "
-        f"{seconds:.0f} s); with the filter off, 200 trials showed {control} leaks; target 0"
+        f"{seconds:.0f} s); with the filter off, 200 trials showed {control} leaks; target 0",
+        Figure(f"leaks in {trials} trials", len(leaks), "", "= 0", not leaks),
+        Figure("leaks with the filter off (control)", control),
     )
     for trial, doc in leaks[:10]:
         print(f"  leak: {trial} saw {doc}")

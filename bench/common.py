@@ -8,6 +8,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from datafari_rag.config import Settings
@@ -109,3 +110,27 @@ def stub_llm_process(port: int, delay: float) -> Iterator[str]:
     url = f"http://127.0.0.1:{port}/v1"
     with served_process(["tests.fake_llm", "--port", str(port), "--delay", str(delay)], f"{url}/models"):
         yield url
+
+
+@dataclass
+class Figure:
+    """One figure of a benchmark, for the summary table of ``python -m bench``."""
+
+    name: str
+    value: float
+    unit: str = ""
+    target: str = ""  # e.g. ">= 0.8"; empty when the figure is informative only
+    met: bool | None = None
+
+
+RESULTS_ENV = "DATAFARI_RAG_BENCH_RESULTS"
+
+
+def emit(bench: str, line: str, *figures: Figure) -> None:
+    """Prints the benchmark's line; when run by ``python -m bench``, also records its figures."""
+    print(line, flush=True)
+    path = os.environ.get(RESULTS_ENV)
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:
+            for figure in figures:
+                fh.write(json.dumps({"bench": bench, "line": line, **asdict(figure)}) + "\n")

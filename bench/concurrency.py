@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import requests
 
-from bench.common import bench_stack, stub_llm_process
+from bench.common import Figure, bench_stack, emit, stub_llm_process
 from tests.fake_llm import FakeLlm
 from tests.servers import free_port, serve, served_sidecar
 
@@ -94,10 +94,14 @@ def main() -> None:
             wall = time.perf_counter() - began
             assert body["status"] == "OK", body
             maps = sum(1 for p in stub.prompts() if p.startswith("Task: answer"))
-    print(
+    ratio = through / baseline
+    emit(
+        "concurrency",
         f"concurrency: {n} concurrent ai/rag with a {LATENCY:.0f} s LLM: {through:.1f} req/s vs {baseline:.1f} req/s "
         f"straight to the LLM stub (ratio {through / baseline:.2f}, target >= 0.8); "
-        f"{maps}-pack map-reduce: {wall:.2f} s (ideal {2 * LATENCY:.1f} s, target <= 2.5 s)"
+        f"{maps}-pack map-reduce: {wall:.2f} s (ideal {2 * LATENCY:.1f} s, target <= 2.5 s)",
+        Figure(f"{n} concurrent ai/rag / straight to the LLM", ratio, "", ">= 0.8", ratio >= 0.8),
+        Figure(f"{maps}-pack map-reduce wall time", wall, "s", "<= 2.5 s", wall <= 2.5),
     )
 
 

@@ -11,7 +11,7 @@ import time
 
 import requests
 
-from bench.common import rss_mb, sample_texts, served_agent
+from bench.common import Figure, emit, rss_mb, sample_texts, served_agent
 from datafari_rag.agent.model import SentenceEmbedder
 from tests.servers import free_port
 
@@ -38,10 +38,14 @@ def main() -> None:
                 http.post(url, json={"input": texts[start : start + batch]}, timeout=300).raise_for_status()
             rates[batch] = len(texts) / (time.perf_counter() - began)
         memory = rss_mb(agent.pid)
-    print(
+    emit(
+        "embedding",
         f"embedding: agent {rates[1]:.1f} texts/s at batch 1, {rates[64]:.1f} texts/s at batch 64; "
         f"in-process {in_process:.1f} texts/s (ratio {rates[64] / in_process:.2f}); "
-        f"agent RSS {memory:.0f} MB; {len(texts)} texts of <=1000 chars"
+        f"agent RSS {memory:.0f} MB; {len(texts)} texts of <=1000 chars",
+        Figure("agent texts/s, batch 64", rates[64], "/s"),
+        Figure("agent / in-process throughput", rates[64] / in_process),
+        Figure("agent RSS", memory, "MB"),
     )
 
 

@@ -13,7 +13,7 @@ import argparse
 import json
 import time
 
-from bench.common import SCIFACT, bench_stack
+from bench.common import SCIFACT, Figure, bench_stack, emit
 from datafari_rag.agent.model import SentenceEmbedder
 from datafari_rag.indexing.chunker import chunk_text
 from datafari_rag.indexing.outbox import Outbox
@@ -63,13 +63,17 @@ def main() -> None:
             seconds = time.perf_counter() - began
             assert pending == 0, f"{pending} documents deferred in {mode} mode"
             rates[mode] = (len(docs) / seconds, written / seconds)
-    print(
+    sidecar_ratio = rates["sidecar"][1] / raw
+    emit(
+        "indexing",
         "indexing: "
         + "; ".join(
             f"{mode} mode {d:.1f} docs/s, {c:.1f} chunks/s (ratio {c / raw:.2f})" for mode, (d, c) in rates.items()
         )
         + f"; model in-process {raw:.1f} chunks/s; {len(docs)} SciFact docs, {len(chunks)} chunks; "
-        "target sidecar ratio >= 0.8"
+        "target sidecar ratio >= 0.8",
+        Figure("sidecar-mode chunks/s / model in-process", sidecar_ratio, "", ">= 0.8", sidecar_ratio >= 0.8),
+        Figure("solr-mode chunks/s / model in-process", rates["solr"][1] / raw),
     )
 
 

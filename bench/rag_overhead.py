@@ -9,7 +9,7 @@ import time
 
 import requests
 
-from bench.common import bench_stack, percentile
+from bench.common import Figure, bench_stack, emit, percentile
 from tests.fake_llm import FakeLlm
 from tests.servers import free_port, serve, served_sidecar
 
@@ -54,10 +54,13 @@ def main() -> None:
                     rag.append(rag_ms)
     p50, p99 = percentile(rag, 50), percentile(rag, 99)
     d50, d99 = percentile(direct, 50), percentile(direct, 99)
-    print(
+    emit(
+        "rag_overhead",
         f"rag_overhead: ai/rag (bm25, instant LLM) p50 {p50:.1f} ms p99 {p99:.1f} ms; "
         f"same query straight to Solr p50 {d50:.1f} ms p99 {d99:.1f} ms; pipeline's own p50 {p50 - d50:.1f} ms "
-        f"({count} requests)"
+        f"({count} requests)",
+        Figure("ai/rag with an instant LLM, p50", p50, "ms"),
+        Figure("pipeline's own time (ai/rag - Solr), p50", p50 - d50, "ms"),
     )
 
 
