@@ -98,7 +98,12 @@ class Pipeline:
                 plan = partial(mapreduce, self.llm, usage, concurrency=s.llm_max_concurrent)
             else:
                 plan = partial(refine, self.llm, usage)
-            final = yield from _with_progress(lambda progress: plan(progress, ctx, items, s.max_request_size))
+
+            def run(progress: Callable[[str, int, int | None], None]) -> FinalCall:
+                return plan(progress, ctx, items, s.max_request_size)
+
+            # progress events are only watched when streaming; otherwise no thread to carry them
+            final = (yield from _with_progress(run)) if stream else run(_ignore)
             yield Event("phase", {"name": "rag:response generation"})
             text = yield from self._final(final, usage, stream)
         except SolrError as exc:

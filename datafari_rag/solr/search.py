@@ -1,4 +1,5 @@
-"""Every read the sidecar makes from Solr goes through :func:`secured_search`.
+"""Every read the sidecar makes from Solr goes through this module (:func:`secured_search`, or
+:func:`secured_search_bytes` for the search proxy, both built by :func:`_secured_request`).
 
 It is the one place where the ACL filter is added (fail closed: there is no way to call it
 without a :class:`UserAccess`), and where the parameters a caller can set are checked: the
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import urlencode
 
 from ..security.acl import UserAccess, acl_params
 from .client import SolrClient
@@ -35,6 +37,9 @@ FORBIDDEN = frozenset(
 )
 
 
+FORM = {"Content-Type": "application/x-www-form-urlencoded; charset=UTF-8"}
+
+
 def secured_search(
     solr: SolrClient,
     collection: str,
@@ -44,6 +49,26 @@ def secured_search(
     timeout: float | None = None,
 ) -> dict[str, Any]:
     """Runs one search on ``collection``/``handler`` restricted to what ``access`` may read."""
+    path, form = _secured_request(collection, handler, params, access)
+    return solr.request("POST", path, data=form, timeout=timeout, headers=FORM)
+
+
+def secured_search_bytes(
+    solr: SolrClient,
+    collection: str,
+    handler: str,
+    params: Iterable[tuple[str, Any]] | dict[str, Any],
+    access: UserAccess,
+) -> bytes:
+    """The same search, with Solr's JSON returned unparsed, for the search proxy to pass on."""
+    path, form = _secured_request(collection, handler, params, access)
+    return solr.request_bytes("POST", path, data=form, headers=FORM)
+
+
+def _secured_request(
+    collection: str, handler: str, params: Iterable[tuple[str, Any]] | dict[str, Any], access: UserAccess
+) -> tuple[str, bytes]:
+    """The one place the ACL filter is added: the handler's path and the form body of the request."""
     if handler not in HANDLERS:
         raise ValueError(f"unknown search handler {handler!r}")
     pairs = list(params.items()) if isinstance(params, dict) else list(params)
@@ -53,16 +78,8 @@ def secured_search(
     pairs += acl_params(access)
     pairs.append(("echoParams", "none"))  # the ACL tokens are never echoed back
     # POST as a form: token lists can be long; Solr reads form bodies like query strings.
-    return solr.request(
-        "POST",
-        f"{collection}/{handler}",
-        data=_form(pairs),
-        timeout=timeout,
-        headers={"Content-Type": "application/x-www-form-urlencoded; charset=UTF-8"},
-    )
+    return f"{collection}/{handler}", _form(pairs)
 
 
 def _form(pairs: list[tuple[str, Any]]) -> bytes:
-    from urllib.parse import urlencode
-
     return urlencode([(k, str(v)) for k, v in pairs]).encode("utf-8")
