@@ -15,4 +15,7 @@ worker_class = "gthread"
 threads = int(os.environ.get("DATAFARI_RAG_THREADS", "64"))
 timeout = 120
 graceful_timeout = 10
-accesslog = "-"
+# gunicorn's default: no access log. Formatting each line costs 0.6 ms of CPU per request here
+# (measured: 1.1 vs 1.7 ms for a minimal request), a tenth of an ai/rag call's own CPU; the proxy
+# in front usually logs access. DATAFARI_RAG_ACCESS_LOG=- (stdout) or a file path turns it on.
+accesslog = os.environ.get("DATAFARI_RAG_ACCESS_LOG") or None

@@ -7,7 +7,6 @@ and choose what it answers (a function of the prompt) and how long it takes.
 from __future__ import annotations
 
 import json
-import logging
 import re
 import threading
 import time
@@ -135,17 +134,31 @@ class FakeLlm:
 
 
 def main() -> None:
-    """``python -m tests.fake_llm --port P --delay S``: the stub as its own process (benchmarks)."""
+    """``python -m tests.fake_llm --port P --delay S``: the stub as its own process (benchmarks).
+
+    Served by gunicorn (threads) rather than Werkzeug's development server, which closes every
+    connection: a real LLM endpoint keeps connections alive, and so must its stand-in, or each
+    call pays a new TCP connection on both sides of a benchmark."""
     import argparse
 
-    from werkzeug.serving import make_server
+    from gunicorn.app.base import BaseApplication
 
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--delay", type=float, default=0.0)
     args = parser.parse_args()
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    make_server("127.0.0.1", args.port, FakeLlm(delay=args.delay).app(), threaded=True).serve_forever()
+    app = FakeLlm(delay=args.delay).app()
+    options = {"bind": f"127.0.0.1:{args.port}", "workers": 1, "worker_class": "gthread", "threads": 256}
+
+    class Stub(BaseApplication):  # gunicorn's documented way to serve an app object
+        def load_config(self) -> None:
+            for key, value in {**options, "keepalive": 30, "loglevel": "warning"}.items():
+                self.cfg.set(key, value)
+
+        def load(self) -> Flask:
+            return app
+
+    Stub().run()
 
 
 if __name__ == "__main__":
