@@ -37,7 +37,7 @@ def corpus(limit: int) -> list[dict[str, str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--docs", type=int, default=600, help="SciFact abstracts to index (5183: all)")
+    parser.add_argument("--docs", type=int, default=400, help="SciFact abstracts to index (5183: all)")
     parser.add_argument("--quick", action="store_true", help="60 documents")
     args = parser.parse_args()
     docs = corpus(60 if args.quick else args.docs)

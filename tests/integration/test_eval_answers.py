@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from datafari_rag.cli import main as cli
 from datafari_rag.config import Settings
+from tests.integration.conftest import cli_environment
 
 CORPUS = {
     "p1": ("Lighthouses", "The Bell Rock Lighthouse was built between 1807 and 1810 off the coast of Angus."),
@@ -34,13 +35,10 @@ def test_eval_answers_command(tmp_path: Path, settings: Settings, monkeypatch: p
     (folder / "qa.jsonl").write_text(
         "".join(json.dumps({"is_impossible": False, **q, "gold_doc_id": gold[q["id"]]}) + "\n" for q in QA)
     )
-    for key, value in {
-        "SOLR_URL": settings.solr_url,
-        "SOLR_EMBEDDINGS_ENDPOINT": settings.agent_url,
-        "AI_API_ENDPOINT": settings.agent_url,
-        "VAR": str(tmp_path / "var"),
-    }.items():
-        monkeypatch.setenv(f"DATAFARI_RAG_{key}", value)
+    agent = settings.agent_url
+    cli_environment(
+        monkeypatch, tmp_path / "var", SOLR_URL=settings.solr_url, SOLR_EMBEDDINGS_ENDPOINT=agent, AI_API_ENDPOINT=agent
+    )
     out = tmp_path / "answers.json"
     args = ["eval", "answers", str(folder), "--all", "--method", "vector", "--prefix", "evalqa_t_", "--json", str(out)]
     result = CliRunner().invoke(cli, args)

@@ -12,6 +12,7 @@ from ir_measures import RR, nDCG
 
 from datafari_rag.cli import main as cli
 from datafari_rag.config import Settings
+from tests.integration.conftest import cli_environment
 
 DOCS = {
     "d1": ("Aspirin and heart attacks", "Daily low-dose aspirin reduces the risk of a first heart attack."),
@@ -51,12 +52,8 @@ def test_eval_retrieval_command(tmp_path: Path, settings: Settings, monkeypatch:
     (folder / "qrels" / "test.tsv").write_text(
         "query-id\tcorpus-id\tscore\r\n" + "".join(f"{q}\t{d}\t1\r\n" for q, (_, d) in QUERIES.items())
     )
-    for key, value in {
-        "SOLR_URL": settings.solr_url,
-        "SOLR_EMBEDDINGS_ENDPOINT": settings.agent_url,
-        "VAR": str(tmp_path / "var"),
-    }.items():
-        monkeypatch.setenv(f"DATAFARI_RAG_{key}", value)
+    agent = settings.agent_url
+    cli_environment(monkeypatch, tmp_path / "var", SOLR_URL=settings.solr_url, SOLR_EMBEDDINGS_ENDPOINT=agent)
     out = tmp_path / "results.json"
     result = CliRunner().invoke(cli, ["eval", "retrieval", str(folder), "--prefix", "evaltest_", "--json", str(out)])
     assert result.exit_code == 0, result.output

@@ -23,6 +23,7 @@ from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.indexing.processor import ChunkProcessor
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import BootstrapReport, bootstrap
+from tests.integration.conftest import cli_environment
 from tests.servers import free_port, serve
 
 ACL = {"allow_token_document": ["team-a"], "deny_token_share": ["contractors"], "allow_token_parent": ["p"]}
@@ -309,14 +310,14 @@ def test_index_command_reads_every_supported_file_type(
         json.dumps({"_id": "beir-1", "title": "BEIR", "text": "A BEIR line of text."}) + "\n"
     )
     (folder / "g.pdf").write_bytes(b"not a pdf at all")
-    for key, value in {
-        "SOLR_URL": settings.solr_url,
-        "SOLR_COLLECTION_MAIN": settings.collection_main,
-        "SOLR_COLLECTION_VECTOR": settings.collection_vector,
-        "SOLR_EMBEDDINGS_ENDPOINT": settings.agent_url,
-        "VAR": str(tmp_path / "var"),
-    }.items():
-        monkeypatch.setenv(f"DATAFARI_RAG_{key}", value)
+    cli_environment(
+        monkeypatch,
+        tmp_path / "var",
+        SOLR_URL=settings.solr_url,
+        SOLR_COLLECTION_MAIN=settings.collection_main,
+        SOLR_COLLECTION_VECTOR=settings.collection_vector,
+        SOLR_EMBEDDINGS_ENDPOINT=settings.agent_url,
+    )
     result = CliRunner().invoke(cli, ["index", str(folder)])
     assert "indexed 6 documents" in result.output and "1 failed" in result.output, result.output
     for phrase in ("cooling tower", "water treatment", "boiler room", "fire alarm", "forklift", "BEIR line"):
