@@ -49,6 +49,8 @@ def environment(folder: Path = PROJECT_ROOT / "prompts") -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=False,
         autoescape=False,  # prompts are text; inputs are cleaned by rag.hygiene instead
+        # templates are read once per process: no stat() of the file on every render (14 per request)
+        auto_reload=False,
     )
 
 
