@@ -22,6 +22,7 @@ from tests.servers import free_port, serve, served_sidecar
 
 BIG_ID = "bench://manual"
 LATENCY = 1.0
+ROUNDS = 5
 
 
 _local = threading.local()
@@ -86,8 +87,10 @@ def main() -> None:
             warm_solr(settings, solr, ["VPN client"], bursts=30 if args.quick else 150, concurrency=n)
             with ThreadPoolExecutor(max_workers=n) as pool:
                 burst(pool, n, direct), burst(pool, n, rag)  # warm-up: threads and connections of a whole burst
-                baseline = sum(burst(pool, n, direct) for _ in range(3)) / 3
-                through = sum(burst(pool, n, rag) for _ in range(3)) / 3
+                # interleaved rounds, so that drift of the machine touches both sides alike
+                rounds = [(burst(pool, n, direct), burst(pool, n, rag)) for _ in range(ROUNDS)]
+                baseline = sum(d for d, _ in rounds) / ROUNDS
+                through = sum(r for _, r in rounds) / ROUNDS
             stub.reset(delay=LATENCY)
             began = time.perf_counter()
             body = requests.post(
