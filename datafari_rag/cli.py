@@ -18,6 +18,7 @@ import click
 import requests
 
 from .config import ConfigError, Settings, load_settings
+from .evaluation import EvaluationInputError
 from .indexing.processor import ChunkProcessor
 from .paths import CONF
 from .services import build_services
@@ -33,7 +34,7 @@ def _clear_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except (ConfigError, SolrError, RuntimeProblem) as exc:
+        except (ConfigError, SolrError, RuntimeProblem, EvaluationInputError) as exc:
             raise click.ClickException(str(exc)) from exc
 
     return wrapper

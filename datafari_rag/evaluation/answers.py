@@ -15,7 +15,6 @@ documents.") and the usual ways an LLM words the same thing.
 from __future__ import annotations
 
 import collections
-import json
 import random
 import re
 import statistics
@@ -29,6 +28,8 @@ from typing import Any
 
 from flask import Flask
 from tqdm import tqdm
+
+from . import missing_field, read_jsonl
 
 ABSTENTION = re.compile(
     r"\b(could ?n[o']t|can ?n[o']t|cannot|unable to|do(?:es)? ?n[o']t|did ?n[o']t|not able to) "
@@ -89,17 +90,21 @@ class Report:
 
 
 def load_qa(folder: Path) -> tuple[list[dict[str, Any]], list[Question]]:
-    corpus = [json.loads(line) for line in (folder / "corpus.jsonl").open(encoding="utf-8") if line.strip()]
-    questions = [
-        Question(
-            id=str(q["id"]),
-            question=q["question"],
-            answers=[a for a in q.get("answers") or [] if a.strip()],
-            is_impossible=bool(q.get("is_impossible")),
-            gold_doc_id=q.get("gold_doc_id"),
-        )
-        for q in map(json.loads, (folder / "qa.jsonl").open(encoding="utf-8"))
-    ]
+    corpus = read_jsonl(folder / "corpus.jsonl")
+    qa_file = folder / "qa.jsonl"
+    try:
+        questions = [
+            Question(
+                id=str(q["id"]),
+                question=q["question"],
+                answers=[a for a in q.get("answers") or [] if a.strip()],
+                is_impossible=bool(q.get("is_impossible")),
+                gold_doc_id=q.get("gold_doc_id"),
+            )
+            for q in read_jsonl(qa_file)
+        ]
+    except KeyError as exc:
+        raise missing_field(qa_file, exc) from exc
     return corpus, questions
 
 

@@ -9,7 +9,6 @@ test query runs in each mode; chunk hits count for their parent document. Metric
 from __future__ import annotations
 
 import csv
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from ..retrieval.vector import vector_chunks
 from ..security import UserAccess
 from ..solr import SolrClient
 from ..solr.bootstrap import bootstrap
+from . import EvaluationInputError, missing_field, read_jsonl
 
 MEASURES = [nDCG @ 10, R @ 100, RR @ 10]
 DEPTH = 100
@@ -43,12 +43,23 @@ class Beir:
 
 
 def load_beir(folder: Path, split: str = "test") -> Beir:
-    corpus = [json.loads(line) for line in (folder / "corpus.jsonl").open(encoding="utf-8") if line.strip()]
-    queries = {q["_id"]: q["text"] for q in map(json.loads, (folder / "queries.jsonl").open(encoding="utf-8"))}
+    corpus = read_jsonl(folder / "corpus.jsonl")
+    queries_file, qrels_file = folder / "queries.jsonl", folder / "qrels" / f"{split}.tsv"
+    try:
+        queries = {str(q["_id"]): q["text"] for q in read_jsonl(queries_file)}
+    except KeyError as exc:
+        raise missing_field(queries_file, exc) from exc
+    if not qrels_file.is_file():
+        raise EvaluationInputError(f"{qrels_file} is missing")
     qrels: dict[str, dict[str, int]] = {}
-    with (folder / "qrels" / f"{split}.tsv").open(encoding="utf-8", newline="") as fh:
-        for row in csv.DictReader(fh, delimiter="\t"):
-            qrels.setdefault(row["query-id"].strip(), {})[row["corpus-id"].strip()] = int(row["score"])
+    with qrels_file.open(encoding="utf-8", newline="") as fh:
+        try:
+            for row in csv.DictReader(fh, delimiter="\t"):
+                qrels.setdefault(row["query-id"].strip(), {})[row["corpus-id"].strip()] = int(row["score"])
+        except (KeyError, AttributeError, TypeError, ValueError) as exc:
+            raise EvaluationInputError(
+                f"{qrels_file}: expected the columns query-id, corpus-id, score ({exc!r})"
+            ) from exc
     return Beir(corpus, {q: queries[q] for q in qrels if q in queries}, qrels)
 
 
