@@ -198,6 +198,12 @@ def reconcile_cmd() -> None:
         click.echo(line)
 
 
+def _evaluation_settings(prefix: str) -> Settings:
+    """The settings with collections of the evaluation's own (never FileShare/VectorMain data)."""
+    s = _settings()
+    return s.replace(collection_main=f"{prefix}{s.collection_main}", collection_vector=f"{prefix}{s.collection_vector}")
+
+
 @main.group("eval")
 def eval_group() -> None:
     """Measure retrieval quality on a corpus of your own."""
@@ -217,10 +223,7 @@ def eval_retrieval_cmd(
     """nDCG@10, Recall@100, MRR@10 per retrieval mode on a BEIR folder (corpus, queries, qrels/test.tsv)."""
     from .evaluation.retrieval import evaluate, index_corpus, load_beir, table
 
-    settings = _settings()
-    settings = settings.replace(
-        collection_main=f"{prefix}{settings.collection_main}", collection_vector=f"{prefix}{settings.collection_vector}"
-    )
+    settings = _evaluation_settings(prefix)
     chosen = [m.strip() for m in modes.split(",") if m.strip()]
     unknown = [m for m in chosen if m not in ("bm25", "vector", "rrf")]
     if unknown:
@@ -264,10 +267,7 @@ def eval_answers_cmd(
     from .evaluation.answers import as_json, ask_all, load_qa, report, sample, table
     from .evaluation.retrieval import index_corpus
 
-    settings = _settings()
-    settings = settings.replace(
-        collection_main=f"{prefix}{settings.collection_main}", collection_vector=f"{prefix}{settings.collection_vector}"
-    )
+    settings = _evaluation_settings(prefix)
     if method:
         settings = settings.replace(retrieval_method=method)
     corpus, questions = load_qa(folder)

@@ -45,6 +45,7 @@ class SolrClient:
         headers: dict[str, str] | None = None,
         timeout: float | None = None,
     ) -> urllib3.BaseHTTPResponse:
+        """Sends one request; a Solr error status or an unreachable Solr raises :class:`SolrError`."""
         query = list(params.items()) if isinstance(params, dict) else list(params or [])
         query.append(("wt", "json"))
         url = f"{self.base_url}/{path.lstrip('/')}?{urlencode(query)}"
@@ -53,9 +54,12 @@ class SolrClient:
             data = jsonlib.dumps(json).encode("utf-8")
             sent["Content-Type"] = "application/json"
         try:
-            return self.pool.request(method, url, body=data, headers=sent, timeout=timeout or self.timeout)
+            response = self.pool.request(method, url, body=data, headers=sent, timeout=timeout or self.timeout)
         except urllib3.exceptions.HTTPError as exc:
             raise SolrError(0, f"Solr is unreachable at {self.base_url}: {exc}") from exc
+        if response.status >= 400:
+            raise SolrError(response.status, _error_message(response.status, path, _json(response.data)))
+        return response
 
     def request(
         self,
@@ -70,7 +74,7 @@ class SolrClient:
         """Sends one request and returns Solr's JSON, or raises :class:`SolrError`."""
         response = self._send(method, path, params, json, data, headers, timeout)
         body = _json(response.data)
-        if response.status >= 400 or body is None:
+        if body is None:
             raise SolrError(response.status, _error_message(response.status, path, body))
         return body
 
@@ -78,10 +82,7 @@ class SolrClient:
         self, method: str, path: str, data: bytes, headers: dict[str, str], timeout: float | None = None
     ) -> bytes:
         """Sends one request and returns Solr's JSON body unparsed: what a proxy passes on as it is."""
-        response = self._send(method, path, data=data, headers=headers, timeout=timeout)
-        if response.status >= 400:
-            raise SolrError(response.status, _error_message(response.status, path, _json(response.data)))
-        return response.data
+        return self._send(method, path, data=data, headers=headers, timeout=timeout).data
 
     def get(self, path: str, params: Any = None, timeout: float | None = None) -> dict[str, Any]:
         return self.request("GET", path, params=params, timeout=timeout)
