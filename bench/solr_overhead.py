@@ -1,7 +1,10 @@
 """The sidecar's cost on plain searches: the same BM25 (``search/select``) and kNN (``search/vector``)
 queries through the sidecar and straight to Solr, alternated in the same run. The direct request
 carries exactly what the sidecar sends (the anonymous user's ACL filter included), so the ratio is
-the sidecar's own share. Prints one line with p50/p99 of both and the p50 ratio (target <= 1.10).
+the sidecar's own share. A third arm goes through ``bench/passthrough.py``, a bare gunicorn app
+served like the sidecar that forwards the same request with no code of its own: the floor any
+gunicorn sidecar pays for the extra HTTP hop. Prints one line with p50/p99 of direct and sidecar,
+the p50 ratio (target <= 1.10) and the milliseconds the sidecar and the bare hop add.
 
 FileShare holds the SciFact abstracts when the evaluation data is there (BM25 over 5,183 documents),
 VectorMain the sample corpus's chunks.
@@ -12,20 +15,23 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import requests
 
 from bench.common import SCIFACT, Figure, bench_stack, emit, percentile, warm_solr
 from datafari_rag.config import Settings
+from datafari_rag.paths import CONF
 from datafari_rag.security import UserAccess
 from datafari_rag.security.acl import acl_params
 from datafari_rag.solr import SolrClient
-from tests.servers import free_port, served_sidecar
+from tests.servers import free_port, served_process, served_sidecar, settings_env
 
 SAMPLE_QUERIES = ["paid annual leave", "reset my password", "VPN client", "parking electric chargers", "congés payés"]
 API = "/Datafari/rest/v2.0"
+Arms = tuple[Callable[[], Any], Callable[[], Any], Callable[[], Any]]
 
 
 def load_scifact(solr: SolrClient, settings: Settings, limit: int) -> list[str]:
@@ -46,27 +52,38 @@ def load_scifact(solr: SolrClient, settings: Settings, limit: int) -> list[str]:
     return [json.loads(line)["text"] for line in queries_file.open(encoding="utf-8")]
 
 
-def measure(calls: list[tuple[Callable[[], Any], Callable[[], Any]]], warmup: int) -> tuple[list[float], list[float]]:
-    """Times each (direct, sidecar) pair back to back, so drift hits both equally; which one goes
-    first alternates, so that whatever the first call leaves warm favours neither."""
-    direct, sidecar = [], []
-    for i, pair in enumerate(calls):
-        times = {}
-        for arm in (0, 1) if i % 2 == 0 else (1, 0):
+def measure(calls: list[tuple[Callable[[], Any], ...]], warmup: int) -> list[list[float]]:
+    """Times each tuple's calls back to back, so drift hits every arm equally; which arm goes first
+    rotates, so that whatever the first call leaves warm favours none. One list of ms per arm."""
+    arms = len(calls[0])
+    times: list[list[float]] = [[] for _ in range(arms)]
+    for i, call in enumerate(calls):
+        took = [0.0] * arms
+        for arm in ((i + k) % arms for k in range(arms)):
             began = time.perf_counter()
-            pair[arm]()
-            times[arm] = (time.perf_counter() - began) * 1000
+            call[arm]()
+            took[arm] = (time.perf_counter() - began) * 1000
         if i >= warmup:
-            direct.append(times[0])
-            sidecar.append(times[1])
-    return direct, sidecar
+            for arm in range(arms):
+                times[arm].append(took[arm])
+    return times
 
 
-def summary(name: str, direct: list[float], sidecar: list[float]) -> str:
-    d50, s50 = percentile(direct, 50), percentile(sidecar, 50)
+@contextmanager
+def served_passthrough(settings: Settings, port: int) -> Iterator[str]:
+    """bench/passthrough.py served like the sidecar (same gunicorn settings), on ``port``."""
+    env = {**settings_env(settings), "DATAFARI_RAG_SERVER_PORT": str(port)}
+    args = ["gunicorn", "-c", str(CONF / "gunicorn.conf.py"), "bench.passthrough:app"]
+    with served_process(args, f"http://127.0.0.1:{port}/", env):
+        yield f"http://127.0.0.1:{port}"
+
+
+def summary(name: str, direct: list[float], sidecar: list[float], floor: list[float]) -> str:
+    d50, s50, f50 = percentile(direct, 50), percentile(sidecar, 50), percentile(floor, 50)
     return (
         f"{name} sidecar p50 {s50:.1f} ms p99 {percentile(sidecar, 99):.1f} ms, Solr p50 {d50:.1f} ms "
-        f"p99 {percentile(direct, 99):.1f} ms, ratio {s50 / d50:.2f}"
+        f"p99 {percentile(direct, 99):.1f} ms, ratio {s50 / d50:.2f} ({s50 - d50:+.1f} ms, of which a bare "
+        f"gunicorn pass-through {f50 - d50:+.1f} ms)"
     )
 
 
@@ -77,53 +94,65 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="60 requests per mode, 1,000 documents")
     args = parser.parse_args()
     count, docs = (60, 1000) if args.quick else (args.requests, args.docs)
-    acl = [*acl_params(UserAccess.anonymous()), ("echoParams", "none"), ("wt", "json")]
+    acl = [*acl_params(UserAccess.anonymous()), ("echoParams", "none")]
     with bench_stack("benchso_") as (settings, solr, _agent):
         queries = load_scifact(solr, settings, docs)
         warm_solr(settings, solr, queries, bursts=40 if args.quick else 200, concurrency=8)
-        with served_sidecar(settings, free_port()) as base, requests.Session() as http:
+        with (
+            served_sidecar(settings, free_port()) as base,
+            served_passthrough(settings, free_port()) as floor,
+            requests.Session() as http,
+        ):
             http.trust_env = False
 
             def ok(response: requests.Response) -> None:
                 response.raise_for_status()
                 assert response.json().get("status") != "ERROR", response.text
 
-            def bm25(i: int) -> tuple[Callable[[], Any], Callable[[], Any]]:
-                # two different queries: Solr's result cache must not answer the second call
-                q, other = queries[2 * i % len(queries)], queries[(2 * i + 1) % len(queries)]
-                direct = [("q", q), ("defType", "edismax"), ("q.op", "OR"), ("start", 0), ("rows", 10)]
+            def arms(path: str, direct: list[list[tuple[str, Any]]], api: str, sidecar: dict[str, Any]) -> Arms:
+                """Straight to Solr (as the sidecar sends it), through the sidecar, through the bare hop."""
+                solr_url = f"{settings.solr_url}/{path}"
                 return (
-                    lambda: ok(http.post(f"{settings.solr_url}/{settings.collection_main}/select", data=direct + acl)),
-                    lambda: ok(http.get(f"{base}{API}/search/select", params={"q": other})),
+                    lambda: ok(http.post(solr_url, data=[*direct[0], *acl, ("wt", "json")])),
+                    lambda: ok(http.get(f"{base}{API}/{api}", params=sidecar)),
+                    lambda: ok(http.get(f"{floor}/{path}", params=[*direct[-1], *acl])),
                 )
 
-            def knn(i: int) -> tuple[Callable[[], Any], Callable[[], Any]]:
+            def bm25(i: int) -> Arms:
+                # different queries per arm: Solr's result cache must not answer a later call
+                q = [queries[(3 * i + k) % len(queries)] for k in range(3)]
+                form = [[("q", text), ("defType", "edismax"), ("q.op", "OR"), ("start", 0), ("rows", 10)] for text in q]
+                return arms(f"{settings.collection_main}/select", [form[0], form[2]], "search/select", {"q": q[1]})
+
+            def knn(i: int) -> Arms:
                 # the same query: its embedding (most of the time) is computed by each call anyway
-                q = other = queries[i % len(queries)]
-                direct = [
+                q = queries[i % len(queries)]
+                form = [
                     ("queryrag", q),
                     ("topK", settings.solr_top_k),
                     ("rows", settings.solr_top_k),
                     ("model", settings.embeddings_model),
                     ("vectorField", settings.vector_field),
                 ]
-                url = f"{settings.solr_url}/{settings.collection_vector}/vector"
-                return (
-                    lambda: ok(http.post(url, data=direct + acl)),
-                    lambda: ok(http.get(f"{base}{API}/search/vector", params={"queryrag": other})),
-                )
+                return arms(f"{settings.collection_vector}/vector", [form], "search/vector", {"queryrag": q})
 
             bm25_times = measure([bm25(i) for i in range(count + 20)], warmup=20)
             knn_times = measure([knn(i) for i in range(count // 2 + 10)], warmup=10)
     ratios = {
-        name: percentile(s, 50) / percentile(d, 50) for name, (d, s) in {"bm25": bm25_times, "kNN": knn_times}.items()
+        name: percentile(t[1], 50) / percentile(t[0], 50) for name, t in {"bm25": bm25_times, "kNN": knn_times}.items()
     }
     emit(
         "solr_overhead",
         f"solr_overhead: {summary('bm25 search/select', *bm25_times)}; {summary('kNN search/vector', *knn_times)} "
-        f"(target ratio <= 1.10 at p50; {len(bm25_times[0])} + {len(knn_times[0])} requests)",
+        f"(target ratio <= 1.10 at p50; {len(bm25_times[0])} + {len(knn_times[0])} requests per arm)",
         *(Figure(f"{name} p50 sidecar / Solr", r, "", "<= 1.10", r <= 1.10) for name, r in ratios.items()),
+        Figure("bm25 p50 added by the sidecar", added(bm25_times[1], bm25_times[0]), "ms"),
+        Figure("bm25 p50 added by a bare gunicorn hop", added(bm25_times[2], bm25_times[0]), "ms"),
     )
+
+
+def added(through: list[float], direct: list[float]) -> float:
+    return round(percentile(through, 50) - percentile(direct, 50), 2)
 
 
 if __name__ == "__main__":
