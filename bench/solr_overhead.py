@@ -137,7 +137,7 @@ def main() -> None:
                 return arms(f"{settings.collection_vector}/vector", [form], "search/vector", {"queryrag": q})
 
             bm25_times = measure([bm25(i) for i in range(count + 20)], warmup=20)
-            knn_times = measure([knn(i) for i in range(count // 2 + 10)], warmup=10)
+            knn_times = measure([knn(i) for i in range(count + 10)], warmup=10)
     ratios = {
         name: percentile(t[1], 50) / percentile(t[0], 50) for name, t in {"bm25": bm25_times, "kNN": knn_times}.items()
     }
