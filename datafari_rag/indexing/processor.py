@@ -11,6 +11,7 @@ parent, the parent goes to the outbox, and ``reconcile``/``sync`` finish the wor
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -25,6 +26,9 @@ from .outbox import Outbox
 
 MAX_ID_CHARS = 2048
 CHILD_BATCH = 200
+# In solr mode, VectorMain's update chain embeds one chunk at a time; two update requests side by
+# side keep two embedding calls (two cores of the agent) busy instead of one.
+SOLR_MODE_POSTS = 2
 SEP = "\u001f"
 
 
@@ -160,18 +164,11 @@ class ChunkProcessor:
                 results[parent["id"]].chunks = len(kids)
         ids = list(counts)
         try:
-            if self.settings.vector_embedding_mode == "sidecar" and children:
-                vectors = self.embedder.embed([c["embedded_content"] for c in children])
-                for child, vector in zip(children, vectors, strict=True):
-                    child["vector_384"], child["has_vector"] = vector, True
             collection = self.settings.collection_vector
-            for start in range(0, len(children), CHILD_BATCH):
-                self.solr.post(
-                    f"{collection}/update",
-                    json=children[start : start + CHILD_BATCH],
-                    timeout=600,
-                    params=self._params(False, within),
-                )
+            if self.settings.vector_embedding_mode == "sidecar":
+                self._embed_and_post_children(children, within)
+            else:
+                self._post_children(children, within)
             # chunks left from a longer earlier version: one delete for the whole batch
             stale = " OR ".join(
                 f"(parent_doc:{quote_term(pid)} AND chunk_index:[{n} TO *])" for pid, n in counts.items()
@@ -188,6 +185,35 @@ class ChunkProcessor:
         if failed:
             self._defer(failed, results, f"the embedding failed for {len(missing)} chunk(s)")
         self.outbox.remove(self.settings.collection_main, [i for i in ids if i not in failed])
+
+    def _embed_and_post_children(self, children: list[dict[str, Any]], within: int | None) -> None:
+        """Sidecar mode: each batch of chunks is written as soon as its vectors come back, while
+        the embedding service computes the next ones."""
+        size = self.embedder.batch
+        vectors = self.embedder.batches([c["embedded_content"] for c in children])
+        for start, batch_vectors in zip(range(0, len(children), size), vectors, strict=True):
+            batch = children[start : start + size]
+            for child, vector in zip(batch, batch_vectors, strict=True):
+                child["vector_384"], child["has_vector"] = vector, True
+            self._post_chunks(batch, within)
+
+    def _post_children(self, children: list[dict[str, Any]], within: int | None) -> None:
+        """Solr mode: VectorMain's update chain embeds one chunk at a time, so the chunks go in
+        SOLR_MODE_POSTS requests side by side. The first failure is raised once all have ended."""
+        if len(children) < 2:
+            if children:
+                self._post_chunks(children, within)
+            return
+        size = min(CHILD_BATCH, -(-len(children) // SOLR_MODE_POSTS))
+        batches = [children[start : start + size] for start in range(0, len(children), size)]
+        with ThreadPoolExecutor(max_workers=SOLR_MODE_POSTS, thread_name_prefix="vector-update") as pool:
+            futures = [pool.submit(self._post_chunks, batch, within) for batch in batches]
+        for future in futures:
+            future.result()
+
+    def _post_chunks(self, batch: list[dict[str, Any]], within: int | None) -> None:
+        collection = self.settings.collection_vector
+        self.solr.post(f"{collection}/update", json=batch, timeout=600, params=self._params(False, within))
 
     def _without_vector(self, child_ids: list[str]) -> list[str]:
         """Chunks Solr indexed without a vector (the text-to-vector processor only logs failures)."""
