@@ -276,6 +276,29 @@ def test_both_embedding_modes_give_the_same_vectors_and_knn_hits(
     assert {d["parent_doc"] for d in hits["response"]["docs"]} == {"mode-solr", "mode-sidecar"}
 
 
+def test_chunks_keep_their_own_vectors_when_written_in_parallel(
+    solr: SolrClient, small_chunks: Settings, bootstrapped: BootstrapReport, embedder: SentenceEmbedder, tmp_path: Path
+) -> None:
+    """Sidecar mode has several embedding batches in flight and writes each as it comes; solr mode
+    writes the chunks in parallel requests: each chunk must still carry its own text's vector."""
+    text = " ".join(SENTENCES[:24])
+    outbox = Outbox(tmp_path / "o.sqlite")
+    modes = {
+        "par-solr": small_chunks,
+        "par-sidecar": small_chunks.replace(vector_embedding_mode="sidecar", vector_embedding_batch=2),
+    }
+    for doc_id, mode in modes.items():
+        [result] = ChunkProcessor(solr, mode, outbox).add([{"id": doc_id, "exactContent": text}], commit=True)
+        assert result.status == "ok" and not result.pending and result.chunks >= 5
+    for doc_id in modes:
+        chunks = chunks_of(solr, small_chunks, doc_id)
+        assert [c["chunk_index"] for c in chunks] == list(range(len(chunks)))
+        expected = embedder.embed([c["embedded_content"] for c in chunks])
+        found = np.array([c["vector_384"] for c in chunks])
+        cosines = np.sum(found * expected, axis=1) / np.linalg.norm(found, axis=1)
+        assert cosines.min() > 0.9999, (doc_id, cosines)
+
+
 def test_a_5_mb_document_is_chunked_and_indexed(
     solr: SolrClient, settings: Settings, bootstrapped: BootstrapReport, tmp_path: Path
 ) -> None:
