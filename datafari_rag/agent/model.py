@@ -118,7 +118,7 @@ class SentenceEmbedder:
         # One BLAS thread per block and the blocks side by side, one per core. OpenBLAS's own
         # threads spin and wait for each other, so when Solr or anything else holds a core, a
         # query's embedding stalled (100-470 ms instead of 20, about 1 search in 60 measured
-        # through Solr's kNN); blocks in parallel also use the cores better (14.1 vs 8.4
+        # through Solr's kNN); blocks in parallel also use the cores better (16.9 vs 8.4
         # abstracts/s in-process). The limit is the process's: this class is its only BLAS user.
         threadpool_limits(limits=1, user_api="blas")
         self._pool = ThreadPoolExecutor(max_workers=len(os.sched_getaffinity(0)), thread_name_prefix="embed")

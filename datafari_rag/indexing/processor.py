@@ -200,11 +200,7 @@ class ChunkProcessor:
     def _post_children(self, children: list[dict[str, Any]], within: int | None) -> None:
         """Solr mode: VectorMain's update chain embeds one chunk at a time, so the chunks go in
         SOLR_MODE_POSTS requests side by side. The first failure is raised once all have ended."""
-        if len(children) < 2:
-            if children:
-                self._post_chunks(children, within)
-            return
-        size = min(CHILD_BATCH, -(-len(children) // SOLR_MODE_POSTS))
+        size = max(1, min(CHILD_BATCH, -(-len(children) // SOLR_MODE_POSTS)))
         batches = [children[start : start + size] for start in range(0, len(children), size)]
         with ThreadPoolExecutor(max_workers=SOLR_MODE_POSTS, thread_name_prefix="vector-update") as pool:
             futures = [pool.submit(self._post_chunks, batch, within) for batch in batches]
