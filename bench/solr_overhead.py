@@ -32,6 +32,7 @@ from tests.servers import free_port, served_process, served_sidecar, settings_en
 SAMPLE_QUERIES = ["paid annual leave", "reset my password", "VPN client", "parking electric chargers", "congés payés"]
 API = "/Datafari/rest/v2.0"
 Arms = tuple[Callable[[], Any], Callable[[], Any], Callable[[], Any]]
+Form = list[tuple[str, Any]]
 
 
 def load_scifact(solr: SolrClient, settings: Settings, limit: int) -> list[str]:
@@ -79,12 +80,17 @@ def served_passthrough(settings: Settings, port: int) -> Iterator[str]:
 
 
 def summary(name: str, direct: list[float], sidecar: list[float], floor: list[float]) -> str:
-    d50, s50, f50 = percentile(direct, 50), percentile(sidecar, 50), percentile(floor, 50)
+    d50, s50 = percentile(direct, 50), percentile(sidecar, 50)
     return (
         f"{name} sidecar p50 {s50:.1f} ms p99 {percentile(sidecar, 99):.1f} ms, Solr p50 {d50:.1f} ms "
-        f"p99 {percentile(direct, 99):.1f} ms, ratio {s50 / d50:.2f} ({s50 - d50:+.1f} ms, of which a bare "
-        f"gunicorn pass-through {f50 - d50:+.1f} ms)"
+        f"p99 {percentile(direct, 99):.1f} ms, ratio {s50 / d50:.2f} ({added(sidecar, direct):+.1f} ms, of which "
+        f"a bare gunicorn pass-through {added(floor, direct):+.1f} ms)"
     )
+
+
+def added(through: list[float], direct: list[float]) -> float:
+    """Milliseconds a path adds to the direct one, at p50."""
+    return round(percentile(through, 50) - percentile(direct, 50), 2)
 
 
 def main() -> None:
@@ -109,20 +115,20 @@ def main() -> None:
                 response.raise_for_status()
                 assert response.json().get("status") != "ERROR", response.text
 
-            def arms(path: str, direct: list[list[tuple[str, Any]]], api: str, sidecar: dict[str, Any]) -> Arms:
+            def arms(path: str, straight: Form, api: str, sidecar: dict[str, Any], bare: Form) -> Arms:
                 """Straight to Solr (as the sidecar sends it), through the sidecar, through the bare hop."""
                 solr_url = f"{settings.solr_url}/{path}"
                 return (
-                    lambda: ok(http.post(solr_url, data=[*direct[0], *acl, ("wt", "json")])),
+                    lambda: ok(http.post(solr_url, data=[*straight, *acl, ("wt", "json")])),
                     lambda: ok(http.get(f"{base}{API}/{api}", params=sidecar)),
-                    lambda: ok(http.get(f"{floor}/{path}", params=[*direct[-1], *acl])),
+                    lambda: ok(http.get(f"{floor}/{path}", params=[*bare, *acl])),
                 )
 
             def bm25(i: int) -> Arms:
                 # different queries per arm: Solr's result cache must not answer a later call
                 q = [queries[(3 * i + k) % len(queries)] for k in range(3)]
                 form = [[("q", text), ("defType", "edismax"), ("q.op", "OR"), ("start", 0), ("rows", 10)] for text in q]
-                return arms(f"{settings.collection_main}/select", [form[0], form[2]], "search/select", {"q": q[1]})
+                return arms(f"{settings.collection_main}/select", form[0], "search/select", {"q": q[1]}, form[2])
 
             def knn(i: int) -> Arms:
                 # the same query: its embedding (most of the time) is computed by each call anyway
@@ -134,7 +140,7 @@ def main() -> None:
                     ("model", settings.embeddings_model),
                     ("vectorField", settings.vector_field),
                 ]
-                return arms(f"{settings.collection_vector}/vector", [form], "search/vector", {"queryrag": q})
+                return arms(f"{settings.collection_vector}/vector", form, "search/vector", {"queryrag": q}, form)
 
             bm25_times = measure([bm25(i) for i in range(count + 20)], warmup=20)
             # warm_solr warmed the BM25 path only: a fresh JVM compiles the kNN path over its first
@@ -151,10 +157,6 @@ def main() -> None:
         Figure("bm25 p50 added by the sidecar", added(bm25_times[1], bm25_times[0]), "ms"),
         Figure("bm25 p50 added by a bare gunicorn hop", added(bm25_times[2], bm25_times[0]), "ms"),
     )
-
-
-def added(through: list[float], direct: list[float]) -> float:
-    return round(percentile(through, 50) - percentile(direct, 50), 2)
 
 
 if __name__ == "__main__":
