@@ -68,6 +68,8 @@ def served_agent(port: int) -> Iterator[subprocess.Popen[bytes]]:
 def bench_stack(prefix: str = "bench_") -> Iterator[tuple[Settings, SolrClient, str]]:
     """Solr (DATAFARI_RAG_SOLR_URL or a local node), the agent in-process, the sample corpus
     indexed into ``bench_`` collections. Yields (settings, solr client, agent URL)."""
+    from datafari_rag.indexing.indexer import Indexer
+    from datafari_rag.indexing.outbox import Outbox
     from datafari_rag.indexing.sample import index_sample
     from datafari_rag.solr.bootstrap import bootstrap
     from datafari_rag.solr.runtime import LocalSolr
@@ -91,7 +93,7 @@ def bench_stack(prefix: str = "bench_") -> Iterator[tuple[Settings, SolrClient, 
             )
             solr = SolrClient(url, timeout=120)
             bootstrap(solr, settings)
-            index_sample(solr, settings)
+            index_sample(Indexer.of(solr, settings, Outbox()))
             yield settings, solr, f"{agent}/v1"
     finally:
         if node is not None:
@@ -153,7 +155,7 @@ def warm_solr(
     from datafari_rag.retrieval.bm25 import bm25_documents
     from datafari_rag.security import UserAccess
 
-    ctx = RetrievalContext(solr, settings, UserAccess.anonymous())
+    ctx = RetrievalContext.of(solr, settings, UserAccess.anonymous())
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
         for i in range(bursts):
             burst = [queries[i % len(queries)]] * concurrency

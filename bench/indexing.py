@@ -16,8 +16,9 @@ import time
 from bench.common import SCIFACT, Figure, bench_stack, emit
 from datafari_rag.agent.model import SentenceEmbedder
 from datafari_rag.indexing.chunker import chunk_text
+from datafari_rag.indexing.corpus import index_documents
+from datafari_rag.indexing.indexer import Indexer
 from datafari_rag.indexing.outbox import Outbox
-from datafari_rag.indexing.processor import ChunkProcessor
 from datafari_rag.paths import SAMPLE_CORPUS
 
 
@@ -51,18 +52,11 @@ def main() -> None:
         rates = {}
         for mode in ("sidecar", "solr"):
             mode_settings = settings.replace(vector_embedding_mode=mode)
-            processor = ChunkProcessor(solr, mode_settings, Outbox())
-            processor.delete_query("*:*", commit=True)
-            began = time.perf_counter()
-            written = pending = 0
-            for start in range(0, len(docs), 32):
-                for result in processor.add(docs[start : start + 32]):
-                    written += result.chunks
-                    pending += result.pending
-            solr.post(f"{settings.collection_vector}/update", json={"commit": {}})
-            seconds = time.perf_counter() - began
-            assert pending == 0, f"{pending} documents deferred in {mode} mode"
-            rates[mode] = (len(docs) / seconds, written / seconds)
+            indexer = Indexer.of(solr, mode_settings, Outbox())
+            indexer.delete_query("*:*", commit=True)
+            report = index_documents(indexer, docs, total=len(docs), progress=False)
+            assert report.deferred == report.failed == 0, f"{report.errors[:3]} in {mode} mode"
+            rates[mode] = (len(docs) / report.seconds, report.chunks / report.seconds)
     sidecar_ratio = rates["sidecar"][1] / raw
     emit(
         "indexing",

@@ -15,11 +15,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import click
-import requests
+import urllib3
 
 from .config import ConfigError, Settings, load_settings
 from .evaluation import EvaluationInputError
-from .indexing.processor import ChunkProcessor
+from .indexing.indexer import Indexer
 from .paths import CONF
 from .services import build_services
 from .solr import SolrError
@@ -121,13 +121,11 @@ def index_sample_cmd() -> None:
     """Indexes the sample corpus that ships with the project."""
     from .indexing.sample import index_sample
 
-    settings = _settings()
-    click.echo(f"indexed {index_sample(build_services(settings).solr, settings)} sample documents")
+    click.echo(f"indexed {index_sample(build_services(_settings()).indexer)} sample documents")
 
 
-def _processor() -> ChunkProcessor:
-    settings = _settings()
-    return ChunkProcessor(build_services(settings).solr, settings)
+def _indexer() -> Indexer:
+    return build_services(_settings()).indexer
 
 
 @main.command("index")
@@ -136,46 +134,13 @@ def _processor() -> ChunkProcessor:
 @_clear_errors
 def index_cmd(paths: tuple[Path, ...], batch: int) -> None:
     """Indexes local files (txt, md, html, pdf, docx, BEIR jsonl) into FileShare and VectorMain."""
-    from tqdm import tqdm
+    from .indexing.corpus import index_documents
+    from .indexing.files import all_documents, count_documents, find_files
 
-    from .indexing.files import ExtractionError, documents, find_files
-
-    processor = _processor()
+    indexer = _indexer()
     files = find_files(list(paths))
-    added = failed = chunks = pending = 0
-    began = time.monotonic()
-    pending_docs: list[dict[str, Any]] = []
-
-    def flush() -> None:
-        nonlocal added, failed, chunks, pending
-        for result in processor.add(pending_docs):
-            if result.status == "ok":
-                added += 1
-                chunks += result.chunks
-                pending += result.pending
-            else:
-                failed += 1
-                tqdm.write(f"error: {result.id}: {result.error}")
-        pending_docs.clear()
-
-    for path in tqdm(files, unit="file", desc="indexing"):
-        try:
-            for doc in documents(path):
-                pending_docs.append(doc)
-                if len(pending_docs) >= batch:
-                    flush()
-        except (ExtractionError, OSError, UnicodeDecodeError, ValueError, KeyError) as exc:
-            failed += 1
-            tqdm.write(f"error: {path}: {exc}")
-    if pending_docs:
-        flush()
-    processor.solr.post(f"{processor.settings.collection_main}/update", json={"commit": {}})
-    processor.solr.post(f"{processor.settings.collection_vector}/update", json={"commit": {}})
-    seconds = time.monotonic() - began
-    click.echo(
-        f"indexed {added} documents ({chunks} chunks, {pending} deferred to the outbox), {failed} failed, "
-        f"from {len(files)} files in {seconds:.1f}s"
-    )
+    report = index_documents(indexer, all_documents(files), total=count_documents(files), batch=batch)
+    click.echo(f"{report.line()} from {len(files)} files")
 
 
 @main.command("sync")
@@ -184,7 +149,7 @@ def sync_cmd() -> None:
     """Chunks documents written straight into FileShare since the last sync; drops vanished ones."""
     from .indexing.maintenance import sync
 
-    for line in sync(_processor()).lines():
+    for line in sync(_indexer()).lines():
         click.echo(line)
 
 
@@ -194,7 +159,7 @@ def reconcile_cmd() -> None:
     """Compares FileShare with VectorMain and repairs what differs."""
     from .indexing.maintenance import reconcile
 
-    for line in reconcile(_processor()).lines():
+    for line in reconcile(_indexer()).lines():
         click.echo(line)
 
 
@@ -231,9 +196,9 @@ def eval_retrieval_cmd(
     beir = load_beir(folder)
     if max_queries:
         beir.queries = dict(list(beir.queries.items())[:max_queries])
-    solr = build_services(settings).solr
-    index_corpus(solr, settings, beir.corpus, reindex)
-    results = evaluate(solr, settings, beir, chosen)
+    services = build_services(settings)
+    index_corpus(services, beir.corpus, reindex)
+    results = evaluate(services.solr, settings, beir, chosen)
     click.echo(table(results))
     if json_path:
         json_path.write_text(json.dumps({"folder": str(folder), "results": results}, indent=2))
@@ -273,7 +238,7 @@ def eval_answers_cmd(
     corpus, questions = load_qa(folder)
     chosen = sample(questions, None if ask_all_questions else size, seed)
     app = create_app(settings)
-    index_corpus(app.extensions["datafari_rag"].solr, settings, corpus, reindex)
+    index_corpus(app.extensions["datafari_rag"], corpus, reindex)
     result = report(list(ask_all(app, chosen, concurrency)))
     if result.errors == result.questions:
         first = next(o for o in result.outcomes if o.status == "ERROR")
@@ -319,9 +284,9 @@ def _wait_http(url: str, timeout: float, process: subprocess.Popen[bytes], name:
         if process.poll() is not None:
             raise click.ClickException(f"The {name} exited with code {process.returncode}.")
         try:
-            if requests.get(url, timeout=2).status_code < 500:
+            if urllib3.request("GET", url, timeout=2, retries=False).status < 500:
                 return
-        except requests.RequestException:
+        except urllib3.exceptions.HTTPError:
             pass
         time.sleep(0.3)
     raise click.ClickException(f"The {name} did not answer at {url} within {timeout:.0f}s.")
@@ -364,11 +329,11 @@ def run_cmd() -> None:
             click.echo(line)
         from .indexing.sample import index_sample
 
-        click.echo(f"Indexed {index_sample(services.solr, services.settings)} sample documents")
+        click.echo(f"Indexed {index_sample(services.indexer)} sample documents")
         children.append(subprocess.Popen(_gunicorn("datafari_rag.app:create_app()", "gunicorn.conf.py"), env=env))
         base = f"http://{settings.server_host}:{settings.server_port}"
         _wait_http(f"{base}/health", 60, children[-1], "sidecar")
-        health = requests.get(f"{base}/health", timeout=30).json()
+        health = urllib3.request("GET", f"{base}/health", timeout=30, retries=False).json()
         click.echo(f"Sidecar health: {health['status']}")
         click.echo("\nTry:")
         click.echo(f"  curl {base}/health")

@@ -1,31 +1,46 @@
-"""The clients an app shares (Solr, settings), created once per app and reached through one accessor."""
+"""What a process shares, built once: the settings, the Solr client, both collections, the LLM,
+the RAG pipeline and the indexer. The app keeps one in ``app.extensions``; the CLI builds its own."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flask import current_app
-
 from .config import Settings
+from .indexing.indexer import Indexer
+from .indexing.outbox import Outbox
 from .llm import LlmService, OpenAiLlmService
 from .rag.pipeline import Pipeline
 from .solr import SolrClient
+from .solr.collection import Collection
 
 
 @dataclass
 class Services:
     settings: Settings
     solr: SolrClient
+    main: Collection  # FileShare
+    vectors: Collection  # VectorMain
     llm: LlmService
     pipeline: Pipeline
+    indexer: Indexer
 
 
-def build_services(settings: Settings, llm: LlmService | None = None) -> Services:
+def solr_client(settings: Settings) -> SolrClient:
     auth = (settings.solr_username, settings.solr_password) if settings.solr_username else None
-    solr = SolrClient(settings.solr_url, settings.solr_timeout, auth)
+    return SolrClient(settings.solr_url, settings.solr_timeout, auth)
+
+
+def build_services(settings: Settings, llm: LlmService | None = None, outbox: Outbox | None = None) -> Services:
+    solr = solr_client(settings)
+    main = Collection(solr, settings.collection_main)
+    vectors = Collection(solr, settings.collection_vector)
     llm = llm or OpenAiLlmService(settings)
-    return Services(settings=settings, solr=solr, llm=llm, pipeline=Pipeline(settings, solr, llm))
-
-
-def get_services() -> Services:
-    return current_app.extensions["datafari_rag"]
+    return Services(
+        settings=settings,
+        solr=solr,
+        main=main,
+        vectors=vectors,
+        llm=llm,
+        pipeline=Pipeline(settings, main, vectors, llm),
+        indexer=Indexer(settings, main, vectors, outbox or Outbox()),
+    )

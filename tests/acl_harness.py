@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from datafari_rag.config import Settings
+from datafari_rag.indexing.indexer import Indexer
 from datafari_rag.indexing.outbox import Outbox
-from datafari_rag.indexing.processor import ChunkProcessor
 from datafari_rag.solr import SolrClient
 
 LEVELS = ("share", "parent", "document")
@@ -73,7 +73,7 @@ def build(
         }
         corpus.docs[doc["id"]] = doc
         corpus.by_marker[marker] = doc["id"]
-    results = ChunkProcessor(solr, settings.replace(vector_embedding_mode="sidecar"), Outbox(folder / "o.sqlite")).add(
+    results = Indexer.of(solr, settings.replace(vector_embedding_mode="sidecar"), Outbox(folder / "o.sqlite")).add(
         list(corpus.docs.values()), commit=True
     )
     assert all(r.status == "ok" and not r.pending for r in results), results

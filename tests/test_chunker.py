@@ -6,10 +6,10 @@ import itertools
 
 import pytest
 
-from datafari_rag.api.update import parse_commands
 from datafari_rag.config import Settings
 from datafari_rag.indexing.children import child_documents
 from datafari_rag.indexing.chunker import chunk_text, count_tokens
+from datafari_rag.solr.update_syntax import parse
 
 TEXT = "\n\n".join(f"Paragraph {i}. " + "The quick brown fox jumps over the lazy dog. " * 12 for i in range(6))
 
@@ -97,9 +97,10 @@ def test_solr_json_update_syntax() -> None:
         b' "delete": {"id": "c"}, "delete": {"id": ["d", "e"]}, "delete": {"query": "source:old"},'
         b' "delete": ["f"], "commit": {}}'
     )
-    adds, ids, queries, commit, within = parse_commands(body)
-    assert [d["id"] for d in adds] == ["a", "b"]
-    assert ids == ["c", "d", "e", "f"] and queries == ["source:old"] and commit and within == 500
-    assert parse_commands(b'[{"id": "x"}]')[0] == [{"id": "x"}]
+    commands = parse(body)
+    assert [d["id"] for d in commands.adds] == ["a", "b"]
+    assert commands.ids == ["c", "d", "e", "f"] and commands.queries == ["source:old"]
+    assert commands.commit and commands.commit_within == 500
+    assert parse(b'[{"id": "x"}]').adds == [{"id": "x"}]
     with pytest.raises(ValueError):
-        parse_commands(b'{"frobnicate": {}}')
+        parse(b'{"frobnicate": {}}')

@@ -12,12 +12,13 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from flask import Flask
+from werkzeug.datastructures import Headers
 
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
-from datafari_rag.security import SecurityError
+from datafari_rag.errors import DatafariError
 from datafari_rag.security.acl import UserAccess
-from datafari_rag.security.identity import current_access, normalise
+from datafari_rag.security.identity import normalise, resolve_access
 from tests.servers import free_port, serve
 
 SECRET = "a-test-secret-that-is-long-enough-for-hs256"
@@ -31,9 +32,7 @@ def mapping(tmp_path: Path) -> Path:
 
 
 def access(settings: Settings, headers: dict[str, str] | None = None, remote: str = "127.0.0.1") -> UserAccess:
-    app = create_app(settings)
-    with app.test_request_context("/", headers=headers or {}, environ_base={"REMOTE_ADDR": remote}):
-        return current_access()
+    return resolve_access(Headers(headers or {}), remote, settings)
 
 
 def token(claims: dict[str, Any], key: Any = SECRET, algorithm: str = "HS256", **headers: Any) -> str:
@@ -47,7 +46,7 @@ def bearer(value: str) -> dict[str, str]:
 def test_anonymous_is_allowed_or_refused(mapping: Path) -> None:
     settings = Settings(mapping_file=str(mapping))
     assert access(settings) == UserAccess.anonymous()
-    with pytest.raises(SecurityError) as refused:
+    with pytest.raises(DatafariError) as refused:
         access(settings.replace(anonymous_allowed=False))
     assert refused.value.code == 401
 
@@ -85,7 +84,7 @@ def test_bad_tokens_are_refused(mapping: Path, claims: dict[str, Any], key: str,
         mapping_file=str(mapping), jwt_hs256_secret=SECRET, jwt_audience="datafari", jwt_issuer="https://idp"
     )
     claims = {"iss": "https://idp", **claims}
-    with pytest.raises(SecurityError, match=f"(?i){why}") as refused:
+    with pytest.raises(DatafariError, match=f"(?i){why}") as refused:
         access(settings, bearer(token(claims, key)))
     assert refused.value.code == 401
 
@@ -94,9 +93,9 @@ def test_unsigned_and_malformed_tokens_are_refused(mapping: Path) -> None:
     settings = Settings(mapping_file=str(mapping), jwt_hs256_secret=SECRET)
     unsigned = jwt.encode({"preferred_username": "alice", "exp": int(time.time()) + 60}, None, algorithm="none")
     for headers in (bearer(unsigned), bearer("not.a.jwt"), {"Authorization": "Basic YWxpY2U6eA=="}):
-        with pytest.raises(SecurityError):
+        with pytest.raises(DatafariError):
             access(settings, headers)
-    with pytest.raises(SecurityError, match="no JWT key"):
+    with pytest.raises(DatafariError, match="no JWT key"):
         access(Settings(mapping_file=str(mapping)), bearer(token({"preferred_username": "alice"})))
 
 
@@ -115,9 +114,9 @@ def test_rs256_public_key_and_es256_jwks(mapping: Path, tmp_path: Path) -> None:
     assert access(settings, bearer(token({"preferred_username": "alice"}, rsa_key, "RS256"))).username == "alice"
     assert access(settings, bearer(token({"preferred_username": "bob"}, ec_key, "ES256", kid="k1"))).username == "bob"
     other = ec.generate_private_key(ec.SECP256R1())
-    with pytest.raises(SecurityError):
+    with pytest.raises(DatafariError):
         access(settings, bearer(token({"preferred_username": "bob"}, other, "ES256", kid="k1")))
-    with pytest.raises(SecurityError):  # an HS256 token signed with the public key text is not accepted
+    with pytest.raises(DatafariError):  # an HS256 token signed with the public key text is not accepted
         access(settings, bearer(_hs256_by_hand({"preferred_username": "alice"}, pem)))
 
 
@@ -138,7 +137,7 @@ def _hs256_by_hand(claims: dict[str, Any], secret: bytes) -> str:
 def test_trusted_header_only_from_trusted_proxies(mapping: Path) -> None:
     settings = Settings(mapping_file=str(mapping), trusted_header="X-Remote-User", trusted_proxies="10.0.0.5")
     assert access(settings, {"X-Remote-User": "bob"}, remote="10.0.0.5") == UserAccess("bob", frozenset({"staff"}))
-    with pytest.raises(SecurityError) as refused:
+    with pytest.raises(DatafariError) as refused:
         access(settings, {"X-Remote-User": "alice"}, remote="10.0.0.6")
     assert refused.value.code == 403
 
@@ -192,7 +191,7 @@ def test_authority_errors_refuse_the_request(mapping: Path, status: int) -> None
             authority_url=url,
             authority_cache_ttl=0,
         )
-        with pytest.raises(SecurityError) as refused:
+        with pytest.raises(DatafariError) as refused:
             access(settings, {"X-Remote-User": "dave"})
     assert refused.value.code == 503
 

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-import requests
+import urllib3
 from flask import Blueprint, current_app, jsonify
 
-from ..services import get_services
-from ..solr import SolrError, admin
+from ..services import Services
+from ..solr import SolrError, admin, model_store
+from .context import get_services
 
 bp = Blueprint("health", __name__)
 
 
-def _check_solr(services: Any) -> dict[str, Any]:
+_pool = urllib3.PoolManager(retries=False)
+
+
+def _check_solr(services: Services) -> dict[str, Any]:
     settings, solr = services.settings, services.solr
     try:
         info = admin.system_info(solr)
@@ -21,22 +25,22 @@ def _check_solr(services: Any) -> dict[str, Any]:
     except SolrError as exc:
         return {"solr": {"status": "DOWN", "error": str(exc)}}
     report: dict[str, Any] = {"solr": {"status": "UP", "url": solr.base_url, **info}, "collections": {}}
-    for name in (settings.collection_main, settings.collection_vector):
+    for collection in (services.main, services.vectors):
+        name = collection.name
         if name not in collections:
             report["collections"][name] = {"status": "MISSING"}
             continue
         try:
-            found = solr.get(f"{name}/select", {"q": "*:*", "rows": 0, "defType": "lucene"})["response"]["numFound"]
-            report["collections"][name] = {"status": "UP", "numDocs": found}
+            report["collections"][name] = {"status": "UP", "numDocs": collection.count()}
         except SolrError as exc:
             report["collections"][name] = {"status": "DOWN", "error": str(exc)}
     if settings.collection_vector in collections:
         try:
-            models = admin.get_models(solr, settings.collection_vector)
+            models = model_store.get_models(solr, settings.collection_vector)
             wanted = [m for m in models if m.get("name") == settings.embeddings_model]
             report["modelStore"] = {
                 "status": "UP" if wanted else "MISSING",
-                "models": [admin.redact_model(m) for m in models],
+                "models": [model_store.redact(m) for m in models],
             }
         except SolrError as exc:
             report["modelStore"] = {"status": "DOWN", "error": str(exc)}
@@ -47,10 +51,11 @@ def _check_solr(services: Any) -> dict[str, Any]:
 
 def _check_agent(url: str) -> dict[str, Any]:
     try:
-        response = requests.get(url.rstrip("/") + "/models", timeout=5)
-        response.raise_for_status()
+        response = _pool.request("GET", url.rstrip("/") + "/models", timeout=5)
+        if response.status != 200:
+            raise ValueError(f"HTTP {response.status}")
         return {"status": "UP", "url": url, "models": [m["id"] for m in response.json()["data"]]}
-    except (requests.RequestException, ValueError, KeyError) as exc:
+    except (urllib3.exceptions.HTTPError, ValueError, KeyError, TypeError) as exc:
         return {"status": "DOWN", "url": url, "error": str(exc)}
 
 

@@ -13,12 +13,11 @@ from typing import Any
 
 from flask import Blueprint, Response, request
 
-from ..rag.errors import RagError
-from ..security.identity import current_access
-from ..services import get_services
+from ..errors import DatafariError
 from ..solr import SolrError
-from ..solr.search import secured_search_bytes
-from . import responses
+from ..solr.collection import Collection
+from .auth import current_access
+from .context import get_services
 from .rag import select_rag
 from .validation import SORT, bounded_int, field_list
 
@@ -32,21 +31,21 @@ MODEL_NAME = re.compile(r"^[A-Za-z0-9_\-]{1,100}$")
 def _only(allowed: set[str]) -> None:
     unknown = sorted(set(request.args) - allowed)
     if unknown:
-        raise RagError("ragBadRequest", f"Unsupported parameter(s): {', '.join(unknown)}.")
+        raise DatafariError("ragBadRequest", f"Unsupported parameter(s): {', '.join(unknown)}.")
     for name in request.args:
         if len(request.args.getlist(name)) > 1:
-            raise RagError("ragBadRequest", f"'{name}' may be given once.")
+            raise DatafariError("ragBadRequest", f"'{name}' may be given once.")
     if request.args.get("wt", "json") != "json":
-        raise RagError("ragBadRequest", "'wt' must be json.")
+        raise DatafariError("ragBadRequest", "'wt' must be json.")
 
 
 def _text(name: str, value: str | None) -> str:
     if value is None or not value.strip():
-        raise RagError("ragBadRequest", f"'{name}' is required.")
+        raise DatafariError("ragBadRequest", f"'{name}' is required.")
     if "{!" in value:
-        raise RagError("ragBadRequest", f"'{name}' may not contain local parameters.")
+        raise DatafariError("ragBadRequest", f"'{name}' may not contain local parameters.")
     if len(value) > get_services().settings.query_max_length:
-        raise RagError("ragBadRequest", f"'{name}' is too long.")
+        raise DatafariError("ragBadRequest", f"'{name}' is too long.")
     return value
 
 
@@ -60,65 +59,60 @@ def _solr_json(found: bytes) -> Response:
     return Response(found, mimetype="application/json")
 
 
+def _search(collection: Collection, handler: str, params: list[tuple[str, Any]]) -> Response:
+    """Runs the search as the current user; Solr refusing it (400: a query it cannot parse) is the
+    caller's mistake, any other failure a technical error."""
+    try:
+        found = collection.search_bytes(handler, params, current_access())
+    except SolrError as exc:
+        raise DatafariError("ragBadRequest" if exc.status == 400 else "ragTechnicalError", str(exc)) from exc
+    return _solr_json(found)
+
+
 @bp.get("/search/select")
 def select() -> Response:
-    try:
-        _only(SELECT_PARAMS)
-        if request.args.get("action") == "rag":
-            return select_rag()
-        if request.args.get("action") not in (None, ""):
-            raise RagError("ragBadRequest", "'action' must be rag or absent.")
-        services = get_services()
-        params: list[tuple[str, Any]] = [
-            ("q", _text("q", request.args.get("q"))),
-            ("defType", "edismax"),
-            ("q.op", request.args.get("q.op", services.settings.rag_operator)),
-            ("start", bounded_int(request.args.get("start"), "start", 0, 10_000, 0)),
-            ("rows", bounded_int(request.args.get("rows"), "rows", 0, 1000, 10)),
-        ]
-        if params[2][1] not in ("AND", "OR"):
-            raise RagError("ragBadRequest", "'q.op' must be AND or OR.")
-        if "fl" in request.args:
-            params.append(("fl", field_list(request.args["fl"], "fl")))
-        if "sort" in request.args:
-            if not SORT.match(request.args["sort"].strip()):
-                raise RagError("ragBadRequest", "'sort' must be 'field asc' or 'field desc'.")
-            params.append(("sort", request.args["sort"].strip()))
-        found = secured_search_bytes(
-            services.solr, services.settings.collection_main, "select", params, current_access()
-        )
-    except RagError as exc:
-        return responses.error(exc)
-    except SolrError as exc:
-        return responses.error(RagError("ragTechnicalError", str(exc)))
-    return _solr_json(found)
+    _only(SELECT_PARAMS)
+    if request.args.get("action") == "rag":
+        return select_rag()
+    if request.args.get("action") not in (None, ""):
+        raise DatafariError("ragBadRequest", "'action' must be rag or absent.")
+    services = get_services()
+    q_op = request.args.get("q.op", services.settings.rag_operator)
+    if q_op not in ("AND", "OR"):
+        raise DatafariError("ragBadRequest", "'q.op' must be AND or OR.")
+    params: list[tuple[str, Any]] = [
+        ("q", _text("q", request.args.get("q"))),
+        ("defType", "edismax"),
+        ("q.op", q_op),
+        ("start", bounded_int(request.args.get("start"), "start", 0, 10_000, 0)),
+        ("rows", bounded_int(request.args.get("rows"), "rows", 0, 1000, 10)),
+    ]
+    if "fl" in request.args:
+        params.append(("fl", field_list(request.args["fl"], "fl")))
+    if "sort" in request.args:
+        if not SORT.match(request.args["sort"].strip()):
+            raise DatafariError("ragBadRequest", "'sort' must be 'field asc' or 'field desc'.")
+        params.append(("sort", request.args["sort"].strip()))
+    return _search(services.main, "select", params)
 
 
 @bp.get("/search/vector")
 def vector() -> Response:
-    try:
-        _only(VECTOR_PARAMS)
-        services = get_services()
-        s = services.settings
-        text = request.args.get("queryrag") or request.args.get("q")
-        top_k = bounded_int(request.args.get("topK"), "topK", 1, 1000, s.solr_top_k)
-        model = request.args.get("model", s.embeddings_model)
-        if not MODEL_NAME.match(model):
-            raise RagError("ragBadRequest", "'model' must be a model name.")
-        params: list[tuple[str, Any]] = [
-            ("queryrag", _text("queryrag", text)),
-            ("topK", top_k),
-            ("rows", bounded_int(request.args.get("rows"), "rows", 1, 1000, top_k)),
-            ("model", model),
-            ("vectorField", s.vector_field),
-        ]
-        if "fl" in request.args:
-            params.append(("fl", field_list(request.args["fl"], "fl")))
-        found = secured_search_bytes(services.solr, s.collection_vector, "vector", params, current_access())
-    except RagError as exc:
-        return responses.error(exc)
-    except SolrError as exc:
-        if exc.status == 400:
-            return responses.error(RagError("ragBadRequest", str(exc)))
-        return responses.error(RagError("ragTechnicalError", str(exc)))
-    return _solr_json(found)
+    _only(VECTOR_PARAMS)
+    services = get_services()
+    s = services.settings
+    text = request.args.get("queryrag") or request.args.get("q")
+    top_k = bounded_int(request.args.get("topK"), "topK", 1, 1000, s.solr_top_k)
+    model = request.args.get("model", s.embeddings_model)
+    if not MODEL_NAME.match(model):
+        raise DatafariError("ragBadRequest", "'model' must be a model name.")
+    params: list[tuple[str, Any]] = [
+        ("queryrag", _text("queryrag", text)),
+        ("topK", top_k),
+        ("rows", bounded_int(request.args.get("rows"), "rows", 1, 1000, top_k)),
+        ("model", model),
+        ("vectorField", s.vector_field),
+    ]
+    if "fl" in request.args:
+        params.append(("fl", field_list(request.args["fl"], "fl")))
+    return _search(services.vectors, "vector", params)

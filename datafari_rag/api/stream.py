@@ -21,11 +21,10 @@ from typing import Any
 
 from flask import Blueprint, Response, request, stream_with_context
 
-from ..rag.errors import RagError
+from ..errors import DatafariError
 from ..rag.pipeline import Event, RagRequest
-from ..security.identity import current_access
-from ..services import get_services
-from . import responses
+from .auth import current_access
+from .context import get_services
 from .rag import accept_language
 from .validation import rag_request
 
@@ -50,7 +49,7 @@ def rag_events(rag: RagRequest) -> Iterator[Event]:
             sources_sent = sources_sent or event.type == "sources.final"
             yield event
     except Exception as exc:  # never a broken stream: the client is told, then the stream ends
-        error = exc if isinstance(exc, RagError) else RagError("ragTechnicalError", type(exc).__name__)
+        error = exc if isinstance(exc, DatafariError) else DatafariError("ragTechnicalError", type(exc).__name__)
         if not sources_sent:  # sources are always delivered, even when empty
             yield Event("sources.final", {"items": []})
         yield Event(
@@ -103,11 +102,7 @@ def sse(events: Iterator[Event]) -> Iterator[str]:
 @bp.post("/ai/stream")
 def ai_stream() -> Response:
     settings = get_services().settings
-    try:
-        rag = rag_request(request.get_json(silent=True), settings.query_max_length, accept_language())
-    except RagError as exc:
-        return responses.error(exc)
-    current_access()  # identity and tokens are checked before the stream starts (errors: 401/403/503)
+    rag = rag_request(request.get_json(silent=True), settings.query_max_length, accept_language())
     wants_sse = request.accept_mimetypes.best == "text/event-stream"
     body = sse(rag_events(rag)) if wants_sse else ndjson(rag_events(rag))
     mimetype = "text/event-stream" if wants_sse else "application/x-ndjson"

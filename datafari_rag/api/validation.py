@@ -1,11 +1,11 @@
-"""Validation of every request parameter; a bad one becomes a :class:`RagError` with a reason."""
+"""Validation of every request parameter; a bad one becomes a :class:`DatafariError` with a reason."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from ..rag.errors import RagError
+from ..errors import DatafariError
 from ..rag.pipeline import RagRequest
 from ..rag.prompts import FORMAT_INSTRUCTIONS, LANGUAGES
 
@@ -18,10 +18,10 @@ def parse_lang(value: Any, label: str = "ragBadRequest") -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise RagError(label, "'lang' must be a string.")
+        raise DatafariError(label, "'lang' must be a string.")
     code = value.strip().lower().replace("_", "-").split("-")[0]
     if code not in LANGUAGES:
-        raise RagError(label, f"'lang' must be one of {', '.join(sorted(LANGUAGES))}.")
+        raise DatafariError(label, f"'lang' must be one of {', '.join(sorted(LANGUAGES))}.")
     return code
 
 
@@ -29,7 +29,7 @@ def parse_format(value: Any) -> str | None:
     if value is None or value == "":
         return None
     if value not in FORMAT_INSTRUCTIONS:
-        raise RagError("ragBadRequest", f"'format' must be one of {', '.join(FORMAT_INSTRUCTIONS)}.")
+        raise DatafariError("ragBadRequest", f"'format' must be one of {', '.join(FORMAT_INSTRUCTIONS)}.")
     return str(value)
 
 
@@ -37,17 +37,17 @@ def parse_id(value: Any, label: str = "ragBadRequest") -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID_CHARS:
-        raise RagError(label, f"'id' must be a non-empty string of at most {MAX_ID_CHARS} characters.")
+        raise DatafariError(label, f"'id' must be a non-empty string of at most {MAX_ID_CHARS} characters.")
     return value
 
 
 def parse_query(value: Any, max_length: int) -> str:
     if not isinstance(value, str):
-        raise RagError("ragBadRequest", "'query' is required and must be a string.")
+        raise DatafariError("ragBadRequest", "'query' is required and must be a string.")
     if not value.strip():
-        raise RagError("ragBadRequest", "'query' is empty.")
+        raise DatafariError("ragBadRequest", "'query' is empty.")
     if len(value) > max_length:
-        raise RagError("ragBadRequest", f"'query' is longer than {max_length} characters.")
+        raise DatafariError("ragBadRequest", f"'query' is longer than {max_length} characters.")
     return value
 
 
@@ -55,7 +55,7 @@ def parse_history(value: Any) -> list[dict[str, str]]:
     if value is None:
         return []
     if not isinstance(value, list) or len(value) > MAX_HISTORY:
-        raise RagError("ragBadRequest", f"'history' must be a list of at most {MAX_HISTORY} messages.")
+        raise DatafariError("ragBadRequest", f"'history' must be a list of at most {MAX_HISTORY} messages.")
     history = []
     for i, message in enumerate(value):
         if (
@@ -64,7 +64,7 @@ def parse_history(value: Any) -> list[dict[str, str]]:
             or message.get("role") not in ROLES
             or not isinstance(message.get("content"), str)
         ):
-            raise RagError(
+            raise DatafariError(
                 "ragBadRequest",
                 f'\'history[{i}]\' must be {{"role": one of {", ".join(ROLES)}, "content": a string}}.',
             )
@@ -75,7 +75,7 @@ def parse_history(value: Any) -> list[dict[str, str]]:
 def rag_request(body: Any, max_query_length: int, default_lang: str | None) -> RagRequest:
     """The body of ``POST ai/rag`` (or ``ai/stream``), validated."""
     if not isinstance(body, dict):
-        raise RagError("ragBadRequest", "The request body must be a JSON object.")
+        raise DatafariError("ragBadRequest", "The request body must be a JSON object.")
     return RagRequest(
         query=parse_query(body.get("query"), max_query_length),
         doc_id=parse_id(body.get("id")),
@@ -93,7 +93,7 @@ def field_list(value: str, name: str) -> str:
     """A comma-separated list of plain field names (no functions, no transformers)."""
     fields = [f.strip() for f in value.split(",") if f.strip()]
     if not fields or not all(f == "score" or f == "*" or FIELD_NAME.match(f) for f in fields):
-        raise RagError("ragBadRequest", f"'{name}' must be a comma-separated list of field names.")
+        raise DatafariError("ragBadRequest", f"'{name}' must be a comma-separated list of field names.")
     return ",".join(fields)
 
 
@@ -103,7 +103,7 @@ def bounded_int(value: str | None, name: str, low: int, high: int, default: int)
     try:
         number = int(value)
     except ValueError:
-        raise RagError("ragBadRequest", f"'{name}' must be an integer.") from None
+        raise DatafariError("ragBadRequest", f"'{name}' must be an integer.") from None
     if not low <= number <= high:
-        raise RagError("ragBadRequest", f"'{name}' must be between {low} and {high}.")
+        raise DatafariError("ragBadRequest", f"'{name}' must be between {low} and {high}.")
     return number

@@ -20,13 +20,13 @@ from ir_measures import RR, R, nDCG
 from tqdm import tqdm
 
 from ..config import Settings
-from ..indexing.outbox import Outbox
-from ..indexing.processor import ChunkProcessor
+from ..indexing.corpus import index_documents
 from ..retrieval import RetrievalContext, Snippet
 from ..retrieval.bm25 import bm25_documents
 from ..retrieval.hybrid import rrf
 from ..retrieval.vector import vector_chunks
 from ..security import UserAccess
+from ..services import Services
 from ..solr import SolrClient
 from ..solr.bootstrap import bootstrap
 from . import EvaluationInputError, missing_field, read_jsonl
@@ -63,15 +63,13 @@ def load_beir(folder: Path, split: str = "test") -> Beir:
     return Beir(corpus, {q: queries[q] for q in qrels if q in queries}, qrels)
 
 
-def index_corpus(solr: SolrClient, settings: Settings, corpus: list[dict[str, Any]], reindex: bool = False) -> None:
+def index_corpus(services: Services, corpus: list[dict[str, Any]], reindex: bool = False) -> None:
     """Indexes BEIR corpus records (``_id``, ``title``, ``text``) unless the collections already hold them."""
-    bootstrap(solr, settings)
-    count = solr.get(f"{settings.collection_main}/select", {"q": "*:*", "rows": 0})["response"]["numFound"]
-    if count == len(corpus) and not reindex:
+    bootstrap(services.solr, services.settings)
+    if services.main.count() == len(corpus) and not reindex:
         return
-    processor = ChunkProcessor(solr, settings, Outbox())
-    processor.delete_query("*:*", commit=True)
-    docs = [
+    services.indexer.delete_query("*:*", commit=True)
+    docs = (
         {
             "id": str(d["_id"]),
             "title": d.get("title") or "",
@@ -79,16 +77,11 @@ def index_corpus(solr: SolrClient, settings: Settings, corpus: list[dict[str, An
             "exactContent": d.get("text") or d.get("title") or "",
         }
         for d in corpus
-    ]
-    with tqdm(total=len(docs), unit="doc", desc="indexing") as bar:
-        for start in range(0, len(docs), 64):
-            results = processor.add(docs[start : start + 64])
-            failed = [r for r in results if r.status != "ok" or r.pending]
-            if failed:
-                raise RuntimeError(f"{len(failed)} documents not indexed, e.g. {failed[0].id}: {failed[0].error}")
-            bar.update(len(results))
-    for collection in (settings.collection_main, settings.collection_vector):
-        solr.post(f"{collection}/update", json={"commit": {}})
+    )
+    report = index_documents(services.indexer, docs, total=len(corpus), batch=64)
+    if report.failed or report.deferred:
+        first = report.errors[0] if report.errors else "chunks deferred to the outbox"
+        raise RuntimeError(f"{report.failed + report.deferred} documents not indexed, e.g. {first}")
 
 
 def _by_parent(hits: list[Snippet]) -> dict[str, float]:
@@ -100,7 +93,7 @@ def _by_parent(hits: list[Snippet]) -> dict[str, float]:
 
 
 def retrievers(ctx: RetrievalContext) -> dict[str, Callable[[str], dict[str, float]]]:
-    deep = RetrievalContext(ctx.solr, ctx.settings.replace(rrf_top_k=DEPTH, solr_top_k=DEPTH), ctx.access)
+    deep = RetrievalContext(ctx.main, ctx.vectors, ctx.settings.replace(rrf_top_k=DEPTH, solr_top_k=DEPTH), ctx.access)
     return {
         "bm25": lambda q: _by_parent(bm25_documents(ctx, q, DEPTH)),
         "vector": lambda q: _by_parent(vector_chunks(ctx, q, DEPTH)),
@@ -109,7 +102,7 @@ def retrievers(ctx: RetrievalContext) -> dict[str, Callable[[str], dict[str, flo
 
 
 def evaluate(solr: SolrClient, settings: Settings, beir: Beir, modes: list[str]) -> dict[str, dict[str, float]]:
-    ctx = RetrievalContext(solr, settings, UserAccess.anonymous())
+    ctx = RetrievalContext.of(solr, settings, UserAccess.anonymous())
     available = retrievers(ctx)
     results: dict[str, dict[str, float]] = {}
     for mode in modes:

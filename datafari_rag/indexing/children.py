@@ -3,7 +3,7 @@
 Child id ``<parentId>_<i>`` (0-based), ``parent_doc`` = parent id, ``chunk_index`` = i,
 ``embedded_content`` = ``exactContent`` = the chunk text; every other field of the parent is
 copied (title, url, source, extension, language, last_modified, the six ACL token fields…),
-except its full-text fields and the fields Solr manages.
+except its full-text fields, its vectors and the fields Solr manages.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 FULL_TEXT = {"exactContent", "preview_content", "embedded_content", "title_en", "title_fr"}
-MANAGED = {"id", "_version_", "_root_", "indexed_at", "parent_doc", "chunk_index", "vector_384", "has_vector"}
+MANAGED = {"id", "_version_", "_root_", "indexed_at", "parent_doc", "chunk_index", "has_vector"}
 
 
 def language_fields(doc: dict[str, Any], text: str) -> dict[str, Any]:
@@ -25,7 +25,11 @@ def language_fields(doc: dict[str, Any], text: str) -> dict[str, Any]:
 
 
 def copied_fields(parent: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in parent.items() if k not in FULL_TEXT and k not in MANAGED and not k.startswith("content_")}
+    return {
+        k: v
+        for k, v in parent.items()
+        if k not in FULL_TEXT and k not in MANAGED and not k.startswith(("content_", "vector_"))
+    }
 
 
 def child_documents(parent: dict[str, Any], chunks: list[str]) -> list[dict[str, Any]]:

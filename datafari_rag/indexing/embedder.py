@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import openai
 
 from ..config import Settings
-from ..solr.bootstrap import desired_model
+from ..solr.model_store import desired_model
 
 IN_FLIGHT = 2  # batches sent at once: the service starts the next while the last blocks of one finish
 

@@ -56,31 +56,61 @@ def _text(path: Path) -> tuple[str, str | None]:
     raise ExtractionError(f"unsupported file type '{suffix}'")
 
 
-def documents(path: Path) -> Iterator[dict[str, Any]]:
-    """The FileShare documents of one file (one, or one per line for BEIR jsonl)."""
-    if path.suffix.lower() == ".jsonl":
-        with path.open(encoding="utf-8") as fh:
-            for line in fh:
-                if line.strip():
-                    row = json.loads(line)
-                    yield {
-                        "id": str(row["_id"]),
-                        "title": row.get("title") or str(row["_id"]),
-                        "url": f"{path.name}#{row['_id']}",
-                        "source": path.stem,
-                        "extension": "jsonl",
-                        "exactContent": row.get("text", ""),
-                    }
-        return
+def count_documents(files: list[Path]) -> int:
+    """How many documents ``files`` hold (a BEIR jsonl file: one per non-empty line), for a progress bar."""
+    total = 0
+    for path in files:
+        if path.suffix.lower() == ".jsonl":
+            with path.open("rb") as fh:
+                total += sum(1 for line in fh if line.strip())
+        else:
+            total += 1
+    return total
+
+
+def _beir_document(path: Path, row: Any) -> dict[str, Any]:
+    if not isinstance(row, dict) or "_id" not in row:
+        raise ValueError("a BEIR record is a JSON object with an '_id'")
+    return {
+        "id": str(row["_id"]),
+        "title": row.get("title") or str(row["_id"]),
+        "url": f"{path.name}#{row['_id']}",
+        "source": path.stem,
+        "extension": "jsonl",
+        "exactContent": row.get("text", ""),
+    }
+
+
+def all_documents(files: list[Path]) -> Iterator[dict[str, Any] | ExtractionError]:
+    """The documents of every file, in order; a file or a line that cannot be read comes as an
+    :class:`ExtractionError` naming it, in its place, and the rest goes on."""
+    for path in files:
+        try:
+            if path.suffix.lower() == ".jsonl":
+                with path.open(encoding="utf-8") as fh:
+                    for number, line in enumerate(fh, 1):
+                        if line.strip():
+                            try:
+                                yield _beir_document(path, json.loads(line))
+                            except ValueError as exc:
+                                yield ExtractionError(f"{path}:{number}: {exc}")
+            else:
+                yield file_document(path)
+        except (ExtractionError, OSError, UnicodeDecodeError) as exc:
+            yield ExtractionError(f"{path}: {exc}")
+
+
+def file_document(path: Path) -> dict[str, Any]:
+    """The FileShare document of one file that is not jsonl."""
     try:
         text, title = _text(path)
     except ExtractionError:
         raise
     except Exception as exc:  # a damaged file: reported for that file only
-        raise ExtractionError(f"cannot read {path.name}: {exc}") from exc
+        raise ExtractionError(f"unreadable ({exc})") from exc
     modified = datetime.fromtimestamp(path.stat().st_mtime, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     url = path.resolve().as_uri()
-    yield {
+    return {
         "id": url,
         "title": title or path.stem,
         "url": url,

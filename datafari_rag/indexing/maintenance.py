@@ -16,9 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..paths import var_dir
-from ..security import UserAccess
-from ..solr.search import secured_search
-from .processor import ChunkProcessor
+from .indexer import Indexer
 
 # Documents soft-committed just before a sync started must not be missed.
 SAFETY = timedelta(seconds=30)
@@ -35,7 +33,7 @@ class Report:
         return out + [f"error: {e}" for e in self.errors[:20]]
 
 
-def _parents_with_chunks(processor: ChunkProcessor) -> dict[str, dict[str, Any]]:
+def _parents_with_chunks(indexer: Indexer) -> dict[str, dict[str, Any]]:
     """parent id → {count, oldest (min indexed_at), missing (chunks without vector)} from VectorMain."""
     facet = {
         "parents": {
@@ -45,11 +43,7 @@ def _parents_with_chunks(processor: ChunkProcessor) -> dict[str, dict[str, Any]]
             "facet": {"oldest": "min(indexed_at)", "missing": "sum(if(has_vector,0,1))"},
         }
     }
-    params = [("q", "*:*"), ("defType", "lucene"), ("rows", 0), ("json.facet", json.dumps(facet))]
-    found = secured_search(
-        processor.solr, processor.settings.collection_vector, "select", params, UserAccess.indexer(), timeout=300
-    )
-    buckets = found.get("facets", {}).get("parents", {}).get("buckets", [])
+    buckets = indexer.vectors.facet(facet).get("parents", {}).get("buckets", [])
     return {b["val"]: {"count": b["count"], "oldest": b.get("oldest"), "missing": b.get("missing", 0)} for b in buckets}
 
 
@@ -61,28 +55,25 @@ def _parse_date(value: Any) -> datetime | None:
     return None
 
 
-def _repair(processor: ChunkProcessor, report: Report, name: str, parent_ids: list[str]) -> None:
+def _repair(indexer: Indexer, report: Report, name: str, parent_ids: list[str]) -> None:
     report.found[name] = len(parent_ids)
     if not parent_ids:
         return
-    results = processor.rechunk(parent_ids)
+    results = indexer.rechunk(parent_ids)
     report.fixed[name] = sum(1 for r in results if r.status == "ok" and not r.pending)
     report.errors += [f"{r.id}: {r.error}" for r in results if r.status == "error" or r.pending]
 
 
-def reconcile(processor: ChunkProcessor) -> Report:
+def reconcile(indexer: Indexer) -> Report:
     report = Report()
-    parents = {
-        d["id"]: _parse_date(d.get("indexed_at"))
-        for d in processor.scan(processor.settings.collection_main, "*:*", "id,indexed_at")
-    }
-    chunks = _parents_with_chunks(processor)
+    parents = {d["id"]: _parse_date(d.get("indexed_at")) for d in indexer.main.scan("*:*", "id,indexed_at")}
+    chunks = _parents_with_chunks(indexer)
     orphans = sorted(set(chunks) - set(parents))
     report.found["orphan chunks (parents)"] = len(orphans)
     if orphans:
-        processor.delete_children(orphans, commit=True)
+        indexer.delete_children(orphans, commit=True)
         report.fixed["orphan chunks (parents)"] = len(orphans)
-    _repair(processor, report, "parents without chunks", sorted(set(parents) - set(chunks)))
+    _repair(indexer, report, "parents without chunks", sorted(set(parents) - set(chunks)))
     stale = [
         pid
         for pid, info in chunks.items()
@@ -91,31 +82,31 @@ def reconcile(processor: ChunkProcessor) -> Report:
         and _parse_date(info["oldest"])
         and _parse_date(info["oldest"]) < parents[pid]
     ]
-    _repair(processor, report, "stale chunks (parents)", sorted(stale))
+    _repair(indexer, report, "stale chunks (parents)", sorted(stale))
     no_vector = [pid for pid, info in chunks.items() if pid in parents and info["missing"] and pid not in stale]
-    _repair(processor, report, "chunks without a vector (parents)", sorted(no_vector))
+    _repair(indexer, report, "chunks without a vector (parents)", sorted(no_vector))
     done = set(orphans) | set(stale) | set(no_vector)
-    queued = [pid for pid, _, _ in processor.outbox.pending(processor.settings.collection_main) if pid not in done]
-    _repair(processor, report, "outbox", queued)
+    queued = [pid for pid, _, _ in indexer.outbox.pending(indexer.main.name) if pid not in done]
+    _repair(indexer, report, "outbox", queued)
     return report
 
 
-def sync(processor: ChunkProcessor) -> Report:
-    state_file = var_dir() / f"sync-{processor.settings.collection_main}.json"
+def sync(indexer: Indexer) -> Report:
+    state_file = var_dir() / f"sync-{indexer.main.name}.json"
     started = datetime.now(UTC)
     since = None
     if state_file.exists():
         since = datetime.fromisoformat(json.loads(state_file.read_text())["since"])
     query = "*:*" if since is None else f"indexed_at:[{(since - SAFETY).strftime('%Y-%m-%dT%H:%M:%SZ')} TO *]"
     report = Report()
-    changed = list(processor.matching_ids(query))
-    _repair(processor, report, "new or changed parents", changed)
-    chunks = _parents_with_chunks(processor)
-    present = set(processor.matching_ids("*:*"))
+    changed = [d["id"] for d in indexer.main.scan(query, "id")]
+    _repair(indexer, report, "new or changed parents", changed)
+    chunks = _parents_with_chunks(indexer)
+    present = {d["id"] for d in indexer.main.scan("*:*", "id")}
     vanished = sorted(set(chunks) - present)
     report.found["vanished parents"] = len(vanished)
     if vanished:
-        processor.delete_children(vanished, commit=True)
+        indexer.delete_children(vanished, commit=True)
         report.fixed["vanished parents"] = len(vanished)
     state_file.parent.mkdir(parents=True, exist_ok=True)
     state_file.write_text(json.dumps({"since": started.isoformat(), "finished": time.time()}))

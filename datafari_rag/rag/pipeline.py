@@ -17,12 +17,13 @@ from functools import partial
 from typing import Any
 
 from ..config import Settings
+from ..errors import DatafariError
 from ..llm import LlmError, LlmService, Usage
 from ..retrieval import RetrievalContext, Snippet, retrieve, retrieve_document
 from ..security import UserAccess
-from ..solr import SolrClient, SolrError
+from ..solr import SolrError
+from ..solr.collection import Collection
 from .chunking import chunk_snippets
-from .errors import RagError
 from .hygiene import clean_history, clean_query, clean_snippet
 from .packing import Item, PromptTooLarge
 from .prompts import PromptContext, snippet_text
@@ -54,7 +55,8 @@ class RagAnswer:
 @dataclass(frozen=True)
 class Pipeline:
     settings: Settings
-    solr: SolrClient
+    main: Collection
+    vectors: Collection
     llm: LlmService
 
     def prompt_context(self, request: RagRequest) -> PromptContext:
@@ -66,18 +68,18 @@ class Pipeline:
         """The pipeline as events: phases, ``sources.final`` (always before generation),
         ``message.delta`` pieces, then ``message.final`` with the answer and token usage.
 
-        Raises :class:`RagError`; ``ai/rag`` and ``ai/stream`` both consume this, so the final
+        Raises :class:`DatafariError`; ``ai/rag`` and ``ai/stream`` both consume this, so the final
         text is the same for the same LLM output. With ``stream``, only the final LLM call is
         streamed; closing the iterator cancels it.
         """
         s = self.settings
         if not s.enable_rag:
-            raise RagError("ragErrorNotEnabled")
+            raise DatafariError("ragErrorNotEnabled")
         ctx = self.prompt_context(request)
         if not ctx.query:
-            raise RagError("ragBadRequest", "The query is empty once cleaned.")
+            raise DatafariError("ragBadRequest", "The query is empty once cleaned.")
         usage = Usage()
-        retrieval = RetrievalContext(self.solr, s, access)
+        retrieval = RetrievalContext(self.main, self.vectors, s, access)
         try:
             if rewriting_enabled(s, request.history):
                 yield Event("phase", {"name": "rag:query rewriting"})
@@ -86,13 +88,13 @@ class Pipeline:
             if request.doc_id is not None:
                 found = retrieve_document(retrieval, request.doc_id, query)
                 if found is None:
-                    raise RagError("ragFileNotFound", f"No readable document with id {request.doc_id!r}.")
+                    raise DatafariError("ragFileNotFound", f"No readable document with id {request.doc_id!r}.")
             else:
                 found = retrieve(retrieval, query)
             snippets = [x for x in chunk_snippets(_cleaned(found), s.chunk_size) if x.content]
             yield Event("sources.final", {"items": sources(snippets)})
             if not snippets:
-                raise RagError("ragNoFileFound", "The search returned no usable content.")
+                raise DatafariError("ragNoFileFound", "The search returned no usable content.")
             items = [Item(x.content, _shower(x.title)) for x in snippets]
             if s.chunking_strategy == "mapreduce":
                 plan = partial(mapreduce, self.llm, usage, concurrency=s.llm_max_concurrent)
@@ -107,13 +109,13 @@ class Pipeline:
             yield Event("phase", {"name": "rag:response generation"})
             text = yield from self._final(final, usage, stream)
         except SolrError as exc:
-            raise RagError("ragTechnicalError", f"Search failed: {exc}") from exc
+            raise DatafariError("ragTechnicalError", f"Search failed: {exc}") from exc
         except LlmError as exc:
-            raise RagError("ragTechnicalError", str(exc)) from exc
+            raise DatafariError("ragTechnicalError", str(exc)) from exc
         except PromptTooLarge as exc:
-            raise RagError("ragTechnicalError", f"Prompt size limit: {exc}") from exc
+            raise DatafariError("ragTechnicalError", f"Prompt size limit: {exc}") from exc
         if not text:
-            raise RagError("ragNoValidAnswer", "The LLM returned an empty answer.")
+            raise DatafariError("ragNoValidAnswer", "The LLM returned an empty answer.")
         yield Event("message.final", {"text": text, "usage": usage.as_dict()})
 
     def _final(self, final: FinalCall, usage: Usage, stream: bool) -> Iterator[Event]:
@@ -138,31 +140,31 @@ class Pipeline:
                 documents = event.data["items"]
             elif event.type == "message.final":
                 return RagAnswer(event.data["text"], documents)
-        raise RagError("ragNoValidAnswer")
+        raise DatafariError("ragNoValidAnswer")
 
     def summarize(self, doc_id: str, lang: str | None, access: UserAccess) -> str:
         s = self.settings
         if not s.enable_summarization:
-            raise RagError("summarizationErrorNotEnabled")
-        retrieval = RetrievalContext(self.solr, s.replace(retrieval_method="bm25"), access)
+            raise DatafariError("summarizationErrorNotEnabled")
+        retrieval = RetrievalContext(self.main, self.vectors, s.replace(retrieval_method="bm25"), access)
         try:
             found = retrieve_document(retrieval, doc_id, None)
             if found is None:
-                raise RagError("summarizationNoFileFound", f"No readable document with id {doc_id!r}.")
+                raise DatafariError("summarizationNoFileFound", f"No readable document with id {doc_id!r}.")
             chunks = [x for x in chunk_snippets(_cleaned(found), s.chunk_size) if x.content.strip()]
             if not chunks:
-                raise RagError("summarizationEmptyFile", f"The document {doc_id!r} has no text.")
+                raise DatafariError("summarizationEmptyFile", f"The document {doc_id!r} has no text.")
             items = [Item(x.content, _shower(x.title)) for x in chunks]
             ctx = PromptContext("", None, lang)
             usage = Usage()
             final = refine(self.llm, usage, _ignore, ctx, items, s.max_request_size, "summarize", "summarize_refine")
             summary = (self.llm.generate(user(final.prompt), usage) if final.prompt else "").strip() or final.fallback
         except SolrError as exc:
-            raise RagError("summarizationTechnicalError", f"Search failed: {exc}") from exc
+            raise DatafariError("summarizationTechnicalError", f"Search failed: {exc}") from exc
         except (LlmError, PromptTooLarge) as exc:
-            raise RagError("summarizationTechnicalError", str(exc)) from exc
+            raise DatafariError("summarizationTechnicalError", str(exc)) from exc
         if not summary.strip():
-            raise RagError("summarizationTechnicalError", "The LLM returned an empty summary.")
+            raise DatafariError("summarizationTechnicalError", "The LLM returned an empty summary.")
         return summary.strip()
 
 

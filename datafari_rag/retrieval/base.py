@@ -9,6 +9,7 @@ from typing import Any
 from ..config import Settings
 from ..security import UserAccess
 from ..solr import SolrClient
+from ..solr.collection import Collection
 
 # Characters with a meaning in Solr's query syntax; a BM25 search uses the words only.
 _SOLR_SYNTAX = re.compile(r'[+\-&|!(){}\[\]^"~*?:\\/]')
@@ -27,9 +28,19 @@ class Snippet:
 
 @dataclass(frozen=True)
 class RetrievalContext:
-    solr: SolrClient
+    """Where to search (FileShare and VectorMain), with which settings, as whom."""
+
+    main: Collection
+    vectors: Collection
     settings: Settings
     access: UserAccess
+
+    @classmethod
+    def of(cls, solr: SolrClient, settings: Settings, access: UserAccess) -> RetrievalContext:
+        """The collections the settings name, on ``solr``."""
+        return cls(
+            Collection(solr, settings.collection_main), Collection(solr, settings.collection_vector), settings, access
+        )
 
 
 def words_only(query: str) -> str:

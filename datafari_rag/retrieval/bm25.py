@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from ..solr.search import secured_search
 from .base import RetrievalContext, Snippet, to_snippet, words_only
 
 FIELDS = "id,title,url,exactContent,score"
 
 
-def bm25_documents(ctx: RetrievalContext, query: str, rows: int, collection: str | None = None) -> list[Snippet]:
+def bm25_documents(ctx: RetrievalContext, query: str, rows: int) -> list[Snippet]:
     words = words_only(query)
     if not words:
         return []
     params = {"q": words, "q.op": ctx.settings.rag_operator, "rows": rows, "fl": FIELDS, "defType": "edismax"}
-    found = secured_search(ctx.solr, collection or ctx.settings.collection_main, "select", params, ctx.access)
+    found = ctx.main.search("select", params, ctx.access)
     return [s for s in (to_snippet(d, "exactContent") for d in found["response"]["docs"]) if s.content.strip()]
 
 

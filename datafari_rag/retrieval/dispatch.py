@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..solr.search import secured_search
 from .base import RetrievalContext, Snippet, to_snippet
 from .bm25 import bm25
 from .hybrid import rrf
@@ -35,7 +34,7 @@ def retrieve_document(ctx: RetrievalContext, doc_id: str, query: str | None) -> 
         ("rows", 1),
         ("fl", "id,title,url,exactContent"),
     ]
-    docs = secured_search(ctx.solr, ctx.settings.collection_main, "select", params, ctx.access)["response"]["docs"]
+    docs = ctx.main.search("select", params, ctx.access)["response"]["docs"]
     if not docs:
         return None
     whole = to_snippet(docs[0], "exactContent")

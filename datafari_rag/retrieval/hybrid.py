@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import replace
 
-from ..solr.search import secured_search
 from .base import RetrievalContext, Snippet, to_snippet, words_only
 from .vector import vector_chunks
 
@@ -29,7 +28,7 @@ def rrf(ctx: RetrievalContext, query: str) -> list[Snippet]:
     words = words_only(query)
     if words:
         params = {"q": words, "q.op": s.rag_operator, "rows": depth, "fl": BM25_FIELDS, "defType": "edismax"}
-        docs = secured_search(ctx.solr, s.collection_vector, "select", params, ctx.access)["response"]["docs"]
+        docs = ctx.vectors.search("select", params, ctx.access)["response"]["docs"]
         sparse = [to_snippet(d, "embedded_content") for d in docs]
     by_key = {(x.id, x.content): x for x in sparse + dense}
     fused = reciprocal_rank_fusion(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..solr.search import secured_search
 from .base import RetrievalContext, Snippet, to_snippet
 
 FIELDS = "id,title,url,parent_doc,embedded_content,score"
@@ -25,7 +24,7 @@ def vector_chunks(
         ("fl", FIELDS),
         *(extra or []),
     ]
-    found = secured_search(ctx.solr, s.collection_vector, "vector", params, ctx.access)
+    found = ctx.vectors.search("vector", params, ctx.access)
     return [to_snippet(d, "embedded_content") for d in found["response"]["docs"]]
 
 

@@ -14,16 +14,16 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
-import requests
+import urllib3
 
 from ..config import Settings
+from ..errors import DatafariError
 from ..paths import PROJECT_ROOT
-from .errors import SecurityError
 
 _cache: dict[tuple[str, str], tuple[float, frozenset[str]]] = {}
 _lock = threading.Lock()
-_session = requests.Session()
-_session.trust_env = False
+# asked directly (no proxy from the environment), never retried or redirected behind our back
+_pool = urllib3.PoolManager(retries=False)
 
 
 def _from_authority(username: str, settings: Settings) -> frozenset[str]:
@@ -35,15 +35,19 @@ def _from_authority(username: str, settings: Settings) -> frozenset[str]:
         return hit[1]
     url = settings.authority_url.rstrip("/") + "/UserACLs"
     try:
-        response = _session.get(url, params={"username": username}, timeout=settings.authority_timeout)
-    except requests.RequestException as exc:
-        raise SecurityError(503, f"The authority service cannot be reached: {exc}") from exc
-    if response.status_code != 200:
-        raise SecurityError(503, f"The authority service answered HTTP {response.status_code}.")
+        response = _pool.request(
+            "GET", url, fields={"username": username}, timeout=settings.authority_timeout, redirect=False
+        )
+    except urllib3.exceptions.HTTPError as exc:
+        raise DatafariError("authorityUnavailable", f"The authority service cannot be reached: {exc}") from exc
+    if response.status != 200:
+        raise DatafariError("authorityUnavailable", f"The authority service answered HTTP {response.status}.")
     try:
-        text = response.content.decode("utf-8")
+        text = response.data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise SecurityError(503, "The authority service answered with bytes that are not UTF-8.") from exc
+        raise DatafariError(
+            "authorityUnavailable", "The authority service answered with bytes that are not UTF-8."
+        ) from exc
     tokens = frozenset(line[len("TOKEN:") :] for line in text.splitlines() if line.startswith("TOKEN:"))
     with _lock:
         _cache[key] = (now, tokens)
@@ -66,7 +70,7 @@ def _from_mapping(username: str | None, groups: tuple[str, ...], settings: Setti
     try:
         mapping = _mapping(path, path.stat().st_mtime)
     except (OSError, ValueError) as exc:
-        raise SecurityError(503, f"The token mapping file cannot be read: {exc}") from exc
+        raise DatafariError("authorityUnavailable", f"The token mapping file cannot be read: {exc}") from exc
     tokens = set(mapping["users"].get(username, [])) if username else set()
     for group in groups:
         tokens.update(mapping["groups"].get(group, []))

@@ -1,28 +1,29 @@
 """Who is asking: a JWT, a header from a trusted reverse proxy, or nobody (anonymous).
 
-The first present wins: ``Authorization: Bearer`` (verified: signature, expiry, issuer and
-audience when configured), then ``security.trustedHeader`` (only from ``security.trustedProxies``),
-else anonymous if ``security.anonymous.allowed``. A credential that is present but wrong is
-refused; it never falls back to anonymous. Usernames are normalised as Datafari does.
+A pure function of the request's headers, its remote address and the settings (no Flask here:
+``api/auth.py`` calls it once per request). The first present wins: ``Authorization: Bearer``
+(verified: signature, expiry, issuer and audience when configured), then
+``security.trustedHeader`` (only from ``security.trustedProxies``), else anonymous if
+``security.anonymous.allowed``. A credential that is present but wrong is refused; it never falls
+back to anonymous. Usernames are normalised as Datafari does.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import jwt
-from flask import g, request
 
 from ..config import Settings
+from ..errors import DatafariError
 from ..paths import PROJECT_ROOT
-from ..services import get_services
 from .acl import UserAccess
 from .authority import tokens_for
-from .errors import SecurityError
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ def _keys(settings: Settings) -> list[tuple[Any, list[str]]]:
 def _from_jwt(token: str, settings: Settings) -> Identity:
     keys = _keys(settings)
     if not keys:
-        raise SecurityError(401, "Bearer tokens are not accepted: no JWT key is configured.")
+        raise DatafariError("authenticationFailed", "Bearer tokens are not accepted: no JWT key is configured.")
     options = {"require": ["exp"], "verify_aud": bool(settings.jwt_audience)}
     last: Exception | None = None
     for key, algorithms in keys:
@@ -79,43 +80,43 @@ def _from_jwt(token: str, settings: Settings) -> Identity:
         except (jwt.InvalidSignatureError, jwt.InvalidKeyError, jwt.InvalidAlgorithmError) as exc:
             last = exc  # not this key: try the next one
         except jwt.PyJWTError as exc:  # expired, wrong audience or issuer, malformed: refused
-            raise SecurityError(401, f"Invalid token: {exc}") from exc
+            raise DatafariError("authenticationFailed", f"Invalid token: {exc}") from exc
     else:
-        raise SecurityError(401, f"Invalid token: {last}")
+        raise DatafariError("authenticationFailed", f"Invalid token: {last}")
     username = claims.get(settings.jwt_username_claim) or claims.get("sub")
     if not isinstance(username, str) or not username:
-        raise SecurityError(401, f"The token has no '{settings.jwt_username_claim}' claim.")
+        raise DatafariError("authenticationFailed", f"The token has no '{settings.jwt_username_claim}' claim.")
     groups = claims.get(settings.jwt_groups_claim, []) if settings.jwt_groups_claim else []
     if not isinstance(groups, list) or not all(isinstance(x, str) for x in groups):
-        raise SecurityError(401, f"The token's '{settings.jwt_groups_claim}' claim must be a list of strings.")
+        raise DatafariError(
+            "authenticationFailed", f"The token's '{settings.jwt_groups_claim}' claim must be a list of strings."
+        )
     return Identity(normalise(username, settings), tuple(groups))
 
 
-def identify(settings: Settings) -> Identity:
-    authorization = request.headers.get("Authorization", "")
+def identify(headers: Mapping[str, str], remote_addr: str | None, settings: Settings) -> Identity:
+    """The user behind a request; ``headers`` is a case-insensitive mapping (werkzeug's ``Headers``)."""
+    authorization = headers.get("Authorization", "")
     if authorization:
         scheme, _, token = authorization.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
-            raise SecurityError(401, "Only 'Authorization: Bearer <JWT>' is accepted.")
+            raise DatafariError("authenticationFailed", "Only 'Authorization: Bearer <JWT>' is accepted.")
         return _from_jwt(token.strip(), settings)
-    if settings.trusted_header and request.headers.get(settings.trusted_header) is not None:
+    if settings.trusted_header and headers.get(settings.trusted_header) is not None:
         proxies = {p.strip() for p in settings.trusted_proxies.split(",") if p.strip()}
-        if request.remote_addr not in proxies:
-            raise SecurityError(403, f"{settings.trusted_header} is only accepted from a trusted proxy.")
-        username = request.headers[settings.trusted_header].strip()
+        if remote_addr not in proxies:
+            raise DatafariError("accessForbidden", f"{settings.trusted_header} is only accepted from a trusted proxy.")
+        username = headers[settings.trusted_header].strip()
         if not username:
-            raise SecurityError(401, f"{settings.trusted_header} is empty.")
+            raise DatafariError("authenticationFailed", f"{settings.trusted_header} is empty.")
         return Identity(normalise(username, settings))
     if not settings.anonymous_allowed:
-        raise SecurityError(401, "Anonymous access is not allowed.")
+        raise DatafariError("authenticationFailed", "Anonymous access is not allowed.")
     return Identity(None)
 
 
-def current_access() -> UserAccess:
-    """The access of the current request (computed once per request); raises SecurityError."""
-    if "access" not in g:
-        settings = get_services().settings
-        who = identify(settings)
-        tokens = frozenset() if who.username is None else tokens_for(who.username, who.groups, settings)
-        g.access = UserAccess(who.username, tokens)
-    return g.access
+def resolve_access(headers: Mapping[str, str], remote_addr: str | None, settings: Settings) -> UserAccess:
+    """The user and the tokens they hold; raises :class:`DatafariError` (401, 403, 503): fail closed."""
+    who = identify(headers, remote_addr, settings)
+    tokens = frozenset() if who.username is None else tokens_for(who.username, who.groups, settings)
+    return UserAccess(who.username, tokens)

@@ -1,8 +1,4 @@
-"""Solr's admin APIs the sidecar uses: system info, configsets, collections, the model store.
-
-The model store (``/schema/text-to-vector-model-store``) echoes the embedding service's API
-key, so its content leaves this module only with the key redacted (see :func:`redact_model`).
-"""
+"""Solr's admin APIs the product uses: system info, configsets, collections."""
 
 from __future__ import annotations
 
@@ -11,10 +7,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from .client import SolrClient, SolrError
-
-MODEL_STORE = "schema/text-to-vector-model-store"
-SECRET_PARAMS = ("apiKey", "api_key", "token")
+from .client import SolrClient
 
 
 def system_info(solr: SolrClient) -> dict[str, Any]:
@@ -65,25 +58,3 @@ def create_collection(solr: SolrClient, name: str, configset: str, shards: int, 
 
 def reload_collection(solr: SolrClient, name: str) -> None:
     solr.get("admin/collections", {"action": "RELOAD", "name": name}, timeout=max(solr.timeout, 120))
-
-
-def get_models(solr: SolrClient, collection: str) -> list[dict[str, Any]]:
-    return list(solr.get(f"{collection}/{MODEL_STORE}").get("models", []))
-
-
-def put_model(solr: SolrClient, collection: str, model: dict[str, Any]) -> None:
-    solr.request("PUT", f"{collection}/{MODEL_STORE}", json=model)
-
-
-def delete_model(solr: SolrClient, collection: str, name: str) -> None:
-    try:
-        solr.request("DELETE", f"{collection}/{MODEL_STORE}/{name}")
-    except SolrError as exc:
-        if exc.status != 404:
-            raise
-
-
-def redact_model(model: dict[str, Any]) -> dict[str, Any]:
-    """A copy of a model entry that is safe to show: secrets replaced by ``***``."""
-    params = {k: ("***" if k in SECRET_PARAMS else v) for k, v in (model.get("params") or {}).items()}
-    return {**model, "params": params}

@@ -8,14 +8,13 @@ replacing a model whose definition changed.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..config import Settings
-from ..paths import CONFIGSETS, MODELS
-from . import admin
+from ..paths import CONFIGSETS
+from . import admin, model_store
 from .client import SolrClient
+from .model_store import desired_model
 
 
 @dataclass
@@ -30,14 +29,6 @@ class BootstrapReport:
             f"collections reloaded: {', '.join(self.reloaded) or 'none'}",
             f"embedding model: {self.model}",
         ]
-
-
-def desired_model(settings: Settings) -> dict[str, Any]:
-    """The model JSON of the configset, aimed at the configured embedding service."""
-    model = json.loads((MODELS / "default_model.json").read_text())
-    model["name"] = settings.embeddings_model
-    model["params"]["baseUrl"] = settings.agent_url
-    return model
 
 
 def bootstrap(solr: SolrClient, settings: Settings, shards: int = 1, replicas: int = 1) -> BootstrapReport:
@@ -56,14 +47,14 @@ def bootstrap(solr: SolrClient, settings: Settings, shards: int = 1, replicas: i
             report.created.append(collection)
 
     wanted = desired_model(settings)
-    current = {m["name"]: m for m in admin.get_models(solr, settings.collection_vector)}
+    current = {m["name"]: m for m in model_store.get_models(solr, settings.collection_vector)}
     found = current.get(wanted["name"])
     if found is None:
-        admin.put_model(solr, settings.collection_vector, wanted)
+        model_store.put_model(solr, settings.collection_vector, wanted)
         report.model = "uploaded"
     elif found.get("class") != wanted["class"] or found.get("params") != wanted["params"]:
-        admin.delete_model(solr, settings.collection_vector, wanted["name"])
-        admin.put_model(solr, settings.collection_vector, wanted)
+        model_store.delete_model(solr, settings.collection_vector, wanted["name"])
+        model_store.put_model(solr, settings.collection_vector, wanted)
         report.model = "replaced"
     if report.model != "unchanged":
         admin.reload_collection(solr, settings.collection_vector)

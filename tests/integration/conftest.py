@@ -5,9 +5,14 @@ from pathlib import Path
 import pytest
 
 
+HERE = Path(__file__).parent
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks this folder's tests (the hook sees the whole session's items, not only these)."""
     for item in items:
-        item.add_marker(pytest.mark.integration)
+        if HERE in item.path.parents:
+            item.add_marker(pytest.mark.integration)
 
 
 def cli_environment(monkeypatch: pytest.MonkeyPatch, var: Path, **keys: str) -> None:

@@ -1,4 +1,4 @@
-"""The chunk-and-embed processor on the real Solr with the real embedding model."""
+"""The chunk-and-embed indexer on the real Solr with the real embedding model."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from datafari_rag.agent.model import SentenceEmbedder
 from datafari_rag.app import create_app
 from datafari_rag.cli import main as cli
 from datafari_rag.config import Settings
+from datafari_rag.indexing.indexer import Indexer
 from datafari_rag.indexing.maintenance import reconcile, sync
 from datafari_rag.indexing.outbox import Outbox
-from datafari_rag.indexing.processor import ChunkProcessor
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import BootstrapReport, bootstrap
 from tests.integration.conftest import cli_environment
@@ -173,21 +173,21 @@ def test_sync_chunks_documents_written_straight_to_fileshare(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("DATAFARI_RAG_VAR", str(tmp_path))
-    processor = ChunkProcessor(solr, small_chunks, Outbox(tmp_path / "o.sqlite"))
-    sync(processor)
+    indexer = Indexer.of(solr, small_chunks, Outbox(tmp_path / "o.sqlite"))
+    sync(indexer)
     solr.post(
         f"{small_chunks.collection_main}/update",
         params={"commit": "true"},
         json=[{"id": "idx-direct", "title": "Direct", "exactContent": " ".join(SENTENCES[:5]), **ACL}],
     )
-    report = sync(processor)
+    report = sync(indexer)
     assert report.found["new or changed parents"] >= 1
     kids = chunks_of(solr, small_chunks, "idx-direct")
     assert kids and kids[0]["allow_token_document"] == ACL["allow_token_document"]
     solr.post(
         f"{small_chunks.collection_main}/update", json={"delete": {"id": "idx-direct"}}, params={"commit": "true"}
     )
-    report = sync(processor)
+    report = sync(indexer)
     assert report.found["vanished parents"] >= 1 and not chunks_of(solr, small_chunks, "idx-direct")
 
 
@@ -212,8 +212,8 @@ def test_agent_stopped_mid_run_then_reconcile_repairs(
 ) -> None:
     settings, agent = stoppable
     outbox = Outbox(tmp_path / "outbox.sqlite")
-    solr_mode = ChunkProcessor(solr, settings, outbox)
-    sidecar_mode = ChunkProcessor(solr, settings.replace(vector_embedding_mode="sidecar"), outbox)
+    solr_mode = Indexer.of(solr, settings, outbox)
+    sidecar_mode = Indexer.of(solr, settings.replace(vector_embedding_mode="sidecar"), outbox)
     with agent():
         assert solr_mode.add([{"id": "up", "exactContent": SENTENCES[0]}], commit=True)[0].pending is False
     down_solr = solr_mode.add([{"id": "down-solr", "exactContent": SENTENCES[1]}], commit=True)[0]
@@ -238,8 +238,8 @@ def test_agent_stopped_mid_run_then_reconcile_repairs(
 def test_reconcile_finds_orphans_and_stale_chunks(
     solr: SolrClient, small_chunks: Settings, bootstrapped: BootstrapReport, tmp_path: Path
 ) -> None:
-    processor = ChunkProcessor(solr, small_chunks, Outbox(tmp_path / "o.sqlite"))
-    processor.add(
+    indexer = Indexer.of(solr, small_chunks, Outbox(tmp_path / "o.sqlite"))
+    indexer.add(
         [{"id": "idx-orphan", "exactContent": SENTENCES[3]}, {"id": "idx-stale", "exactContent": SENTENCES[4]}],
         commit=True,
     )
@@ -251,7 +251,7 @@ def test_reconcile_finds_orphans_and_stale_chunks(
         params={"commit": "true"},
         json=[{"id": "idx-stale", "exactContent": SENTENCES[5]}],
     )  # re-indexed behind our back
-    report = reconcile(processor)
+    report = reconcile(indexer)
     assert report.found["orphan chunks (parents)"] >= 1 and report.found["stale chunks (parents)"] >= 1
     assert not chunks_of(solr, small_chunks, "idx-orphan")
     assert chunks_of(solr, small_chunks, "idx-stale")[0]["embedded_content"] == SENTENCES[5]
@@ -262,8 +262,8 @@ def test_both_embedding_modes_give_the_same_vectors_and_knn_hits(
 ) -> None:
     text = "The emergency generator must be tested every first Monday of the month."
     outbox = Outbox(tmp_path / "o.sqlite")
-    ChunkProcessor(solr, small_chunks, outbox).add([{"id": "mode-solr", "exactContent": text}], commit=True)
-    ChunkProcessor(solr, small_chunks.replace(vector_embedding_mode="sidecar"), outbox).add(
+    Indexer.of(solr, small_chunks, outbox).add([{"id": "mode-solr", "exactContent": text}], commit=True)
+    Indexer.of(solr, small_chunks.replace(vector_embedding_mode="sidecar"), outbox).add(
         [{"id": "mode-sidecar", "exactContent": text}], commit=True
     )
     a = np.array(chunks_of(solr, small_chunks, "mode-solr")[0]["vector_384"])
@@ -288,7 +288,7 @@ def test_chunks_keep_their_own_vectors_when_written_in_parallel(
         "par-sidecar": small_chunks.replace(vector_embedding_mode="sidecar", vector_embedding_batch=2),
     }
     for doc_id, mode in modes.items():
-        [result] = ChunkProcessor(solr, mode, outbox).add([{"id": doc_id, "exactContent": text}], commit=True)
+        [result] = Indexer.of(solr, mode, outbox).add([{"id": doc_id, "exactContent": text}], commit=True)
         assert result.status == "ok" and not result.pending and result.chunks >= 5
     for doc_id in modes:
         chunks = chunks_of(solr, small_chunks, doc_id)
@@ -305,7 +305,7 @@ def test_a_5_mb_document_is_chunked_and_indexed(
     paragraph = " ".join(SENTENCES) + "\n\n"
     text = (paragraph * (5_000_000 // len(paragraph) + 1))[:5_000_000]
     big = settings.replace(vector_chunk_unit="characters", vector_chunk_size=50_000, vector_embedding_mode="sidecar")
-    [result] = ChunkProcessor(solr, big, Outbox(tmp_path / "o.sqlite")).add(
+    [result] = Indexer.of(solr, big, Outbox(tmp_path / "o.sqlite")).add(
         [{"id": "idx-5mb", "title": "Big", "exactContent": text}], commit=True
     )
     assert result.status == "ok" and not result.pending and result.chunks >= 100

@@ -13,7 +13,8 @@ from datafari_rag.agent.model import SentenceEmbedder
 from datafari_rag.config import Settings
 from datafari_rag.paths import CONFIGSETS
 from datafari_rag.solr import SolrClient, SolrError, admin
-from datafari_rag.solr.bootstrap import BootstrapReport, bootstrap, desired_model
+from datafari_rag.solr.bootstrap import BootstrapReport, bootstrap
+from datafari_rag.solr.model_store import delete_model, desired_model, get_models, put_model
 from tests.servers import free_port
 
 DOCS = [
@@ -73,7 +74,7 @@ def test_bootstrap_is_idempotent(solr: SolrClient, settings: Settings, bootstrap
     assert again.model == "unchanged"
     collections = admin.list_collections(solr)
     assert collections.count(settings.collection_main) == collections.count(settings.collection_vector) == 1
-    assert admin.get_models(solr, settings.collection_vector) == [desired_model(settings)]
+    assert get_models(solr, settings.collection_vector) == [desired_model(settings)]
 
 
 def test_bootstrap_replaces_a_changed_model(
@@ -81,10 +82,10 @@ def test_bootstrap_replaces_a_changed_model(
 ) -> None:
     stale = desired_model(settings)
     stale["params"] = {**stale["params"], "timeout": 5}
-    admin.delete_model(solr, settings.collection_vector, stale["name"])
-    admin.put_model(solr, settings.collection_vector, stale)
+    delete_model(solr, settings.collection_vector, stale["name"])
+    put_model(solr, settings.collection_vector, stale)
     assert bootstrap(solr, settings).model == "replaced"
-    assert admin.get_models(solr, settings.collection_vector) == [desired_model(settings)]
+    assert get_models(solr, settings.collection_vector) == [desired_model(settings)]
 
 
 def test_the_update_chain_gives_every_chunk_its_384_dim_vector(
@@ -163,7 +164,7 @@ def test_an_unreachable_embedding_service_leaves_a_visible_gap(
     """Solr indexes the chunk without a vector; has_vector=false makes it findable for repair."""
     dead = desired_model(settings)
     dead["params"] = {**dead["params"], "baseUrl": f"http://127.0.0.1:{free_port()}/v1", "maxRetries": 0, "timeout": 2}
-    admin.put_model(solr, bare_collection, dead)
+    put_model(solr, bare_collection, dead)
     admin.reload_collection(solr, bare_collection)
     solr.post(f"{bare_collection}/update", json=[_chunk(DOCS[1])], params={"commit": "true"}, timeout=60)
     docs = solr.get(f"{bare_collection}/select", {"q": "*:*", "fl": "id,has_vector,vector_384"})["response"]["docs"]

@@ -1,0 +1,39 @@
+"""The one place where errors become responses: Datafari's error JSON under the status policy of
+:mod:`datafari_rag.errors`, and Datafari's success JSON."""
+
+from __future__ import annotations
+
+from flask import Flask, Response, jsonify
+from werkzeug.exceptions import HTTPException
+
+from ..errors import HTTP_LABELS, DatafariError
+from .context import get_services
+
+
+def ok(message: str, documents: list[dict[str, str]]) -> Response:
+    """Datafari's success body: ``status`` OK with ``content`` {message, documents}."""
+    return jsonify({"status": "OK", "content": {"message": message, "documents": documents}})
+
+
+def error_response(exc: DatafariError) -> Response:
+    response = jsonify(exc.body())
+    response.status_code = exc.http_status(get_services().settings.errors_as_http_status)
+    return response
+
+
+def register(app: Flask) -> None:
+    """Every error of the app answers JSON: ours, Werkzeug's HTTP errors, and anything unexpected."""
+
+    @app.errorhandler(DatafariError)
+    def known(exc: DatafariError) -> Response:
+        return error_response(exc)
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException) -> Response:
+        code = exc.code or 500
+        return error_response(DatafariError(HTTP_LABELS.get(code, "httpError"), exc.description or exc.name, code))
+
+    @app.errorhandler(Exception)
+    def unexpected(exc: Exception) -> Response:
+        app.logger.exception("request failed")
+        return error_response(DatafariError("httpError", code=500))

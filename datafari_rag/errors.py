@@ -1,0 +1,91 @@
+"""Every error a client can be told about: Datafari's labels, codes and sentences, in one place.
+
+One exception, :class:`DatafariError`, carries a label from :data:`LABELS`; one Flask handler
+(``api/errors.py``) turns it into Datafari's error JSON. The status policy:
+
+- errors of Datafari's RAG contract (``rag*`` and ``summarization*`` labels) answer **HTTP 200**
+  with the code in the JSON, as Datafari does; ``server.errors.httpStatus=true`` sends the code as
+  the HTTP status too;
+- every other error (identity, the authority service, updates, routing) answers with its code as
+  the HTTP status: those callers are not Datafari's chat UI, and proxies must see the refusal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+_TRY_LATER = "Please try again later, and if the problem remains, contact an administrator."
+
+
+@dataclass(frozen=True)
+class Label:
+    code: int
+    message: str  # the sentence a chat UI shows
+    datafari: bool = False  # part of Datafari's RAG contract: HTTP 200 unless server.errors.httpStatus
+
+
+LABELS: dict[str, Label] = {
+    # Datafari's RAG API
+    "ragErrorNotEnabled": Label(422, "Sorry, it seems the feature is not enabled.", True),
+    "ragBadRequest": Label(422, f"Sorry, It appears there is an issue with the request. {_TRY_LATER}", True),
+    "ragNoFileFound": Label(428, "Sorry, I couldn't find any relevant document to answer your request.", True),
+    "ragNoValidAnswer": Label(428, "Sorry, I could not find an answer to your question.", True),
+    "ragFileNotFound": Label(428, "Sorry, the requested file does not exist, or is not available.", True),
+    "ragTechnicalError": Label(500, f"Sorry, I met a technical issue. {_TRY_LATER}", True),
+    # Datafari's summarization API
+    "summarizationErrorNotEnabled": Label(422, "Sorry, it seems the feature is not enabled.", True),
+    "summarizationBadRequest": Label(422, f"Sorry, it appears there is an issue with the request. {_TRY_LATER}", True),
+    "summarizationNoFileFound": Label(422, "Sorry, I cannot find this document.", True),
+    "summarizationEmptyFile": Label(
+        422, "Sorry, I am unable to generate a summary, since the file has no content.", True
+    ),
+    "summarizationTechnicalError": Label(500, f"Sorry, I met a technical issue. {_TRY_LATER}", True),
+    # identity and access rights
+    "authenticationFailed": Label(401, "Sorry, you need to sign in to use this service."),
+    "accessForbidden": Label(403, "Sorry, this request is not allowed."),
+    "authorityUnavailable": Label(
+        503, "Sorry, your access rights cannot be checked right now. Please try again later."
+    ),
+    # the update endpoint
+    "updateBadRequest": Label(400, "The update request is not valid."),
+    "updateTechnicalError": Label(500, "The update could not be written to the index."),
+    # HTTP routing
+    "badRequest": Label(400, "The request is not valid."),
+    "notFound": Label(404, "There is nothing at this address."),
+    "methodNotAllowed": Label(405, "This method is not allowed at this address."),
+    "requestTooLarge": Label(413, "The request is too large."),
+    "unsupportedMediaType": Label(415, "This content type is not supported here."),
+    "httpError": Label(500, f"Sorry, I met a technical issue. {_TRY_LATER}"),
+}
+
+# Werkzeug's HTTP errors by status; any other status keeps its code under "httpError".
+HTTP_LABELS = {
+    400: "badRequest",
+    404: "notFound",
+    405: "methodNotAllowed",
+    413: "requestTooLarge",
+    415: "unsupportedMediaType",
+}
+
+
+class DatafariError(Exception):
+    """A failure the client is told about with Datafari's error JSON; ``reason`` says what went wrong."""
+
+    def __init__(self, label: str, reason: str | None = None, code: int | None = None) -> None:
+        super().__init__(reason or label)
+        self.label = label
+        entry = LABELS[label]
+        self.code, self.message, self.datafari = code or entry.code, entry.message, entry.datafari
+        self.reason = reason
+
+    def http_status(self, errors_as_http_status: bool) -> int:
+        """The HTTP status under the policy above."""
+        return self.code if errors_as_http_status or not self.datafari else 200
+
+    def body(self) -> dict[str, Any]:
+        """Datafari's error JSON."""
+        error: dict[str, Any] = {"code": self.code, "label": self.label}
+        if self.reason:
+            error["reason"] = self.reason
+        return {"status": "ERROR", "content": {"message": self.message, "documents": [], "error": error}}

@@ -1,0 +1,82 @@
+"""Indexing a corpus through the indexer, in batches, with one progress bar over documents.
+
+The one loop behind ``datafari-rag index``, the sample corpus of ``make run``, the evaluation
+commands and the benchmarks: documents go in batches through :meth:`Indexer.add`, failures are
+counted and named, and both collections are committed at the end.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tqdm import tqdm
+
+from .indexer import Indexer
+
+BATCH = 32
+
+
+@dataclass
+class CorpusReport:
+    added: int = 0
+    chunks: int = 0
+    deferred: int = 0  # chunks not written yet: in the outbox, finished by reconcile
+    failed: int = 0
+    errors: list[str] = field(default_factory=list)  # "id: why", in order
+    seconds: float = 0.0
+
+    def line(self) -> str:
+        return (
+            f"indexed {self.added} documents ({self.chunks} chunks, {self.deferred} deferred to the outbox), "
+            f"{self.failed} failed, in {self.seconds:.1f}s"
+        )
+
+
+def index_documents(
+    indexer: Indexer,
+    documents: Iterable[dict[str, Any] | Exception],
+    total: int | None = None,
+    batch: int = BATCH,
+    progress: bool = True,
+    on_error: Callable[[str], None] | None = None,
+) -> CorpusReport:
+    """Indexes ``documents`` (an item that is an exception is a document that could not be read:
+    counted as failed, named, and skipped) and commits both collections."""
+    report = CorpusReport()
+    began = time.monotonic()
+    say = on_error or (tqdm.write if progress else (lambda _: None))
+    pending: list[dict[str, Any]] = []
+    with tqdm(total=total, unit="doc", desc="indexing", disable=not progress) as bar:
+
+        def flush() -> None:
+            for result in indexer.add(pending):
+                if result.status == "ok":
+                    report.added += 1
+                    report.chunks += result.chunks
+                    report.deferred += result.pending
+                else:
+                    report.failed += 1
+                    report.errors.append(f"{result.id}: {result.error}")
+                    say(f"error: {result.id}: {result.error}")
+            bar.update(len(pending))
+            pending.clear()
+
+        for doc in documents:
+            if isinstance(doc, Exception):
+                report.failed += 1
+                report.errors.append(str(doc))
+                say(f"error: {doc}")
+                bar.update(1)
+                continue
+            pending.append(doc)
+            if len(pending) >= batch:
+                flush()
+        if pending:
+            flush()
+    indexer.main.commit()
+    indexer.vectors.commit()
+    report.seconds = time.monotonic() - began
+    return report

@@ -1,0 +1,114 @@
+"""One Solr collection and the verbs the product uses on it: add, delete, commit, get, scan, search.
+
+Every write to FileShare or VectorMain, and every read, goes through a :class:`Collection`; the
+searches go through :mod:`.search`, which adds the ACL filter. Reads for the indexer's own
+bookkeeping (``get``, ``scan``, ``facet``) are made with :meth:`UserAccess.indexer`, the only
+unrestricted access, which no request handler builds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..security.acl import UserAccess
+from .client import SolrClient
+from .search import secured_search, secured_search_bytes
+
+WRITE_TIMEOUT = 300.0  # seconds: an update that embeds its chunks in Solr's chain takes a while
+TERMS_SEPARATOR = "\u001f"  # cannot occur in an id (refused at indexing)
+TERMS_BATCH = 500
+
+
+@dataclass(frozen=True)
+class Collection:
+    solr: SolrClient
+    name: str
+
+    # --- writes -----------------------------------------------------------------------------------
+
+    def _update(self, body: Any, commit: bool, within: int | None, timeout: float) -> None:
+        params: dict[str, Any] = {}
+        if commit:
+            params["commit"] = "true"
+        if within is not None:
+            params["commitWithin"] = within
+        self.solr.post(f"{self.name}/update", json=body, params=params, timeout=timeout)
+
+    def add(
+        self,
+        docs: list[dict[str, Any]],
+        commit: bool = False,
+        within: int | None = None,
+        timeout: float = WRITE_TIMEOUT,
+    ) -> None:
+        """Adds (or replaces) documents; Solr refuses the whole batch if one document is bad."""
+        self._update(docs, commit, within, timeout)
+
+    def delete_ids(self, ids: list[str], commit: bool = False) -> None:
+        if ids:
+            self._update({"delete": ids}, commit, None, WRITE_TIMEOUT)
+
+    def delete_query(self, query: str, commit: bool = False) -> None:
+        """Deletes what a query (standard parser) matches: only for queries the product composes."""
+        self._update({"delete": {"query": query}}, commit, None, WRITE_TIMEOUT)
+
+    def delete_by_terms(self, field: str, values: Iterable[str], commit: bool = False) -> None:
+        """Deletes the documents whose ``field`` holds one of ``values``, matched as exact terms."""
+        values = list(values)
+        for start in range(0, len(values), TERMS_BATCH):
+            batch = values[start : start + TERMS_BATCH]
+            query = "{!terms f=" + field + " separator='" + TERMS_SEPARATOR + "'}" + TERMS_SEPARATOR.join(batch)
+            self.delete_query(query, commit and start + TERMS_BATCH >= len(values))
+
+    def commit(self) -> None:
+        self._update({"commit": {}}, False, None, WRITE_TIMEOUT)
+
+    # --- reads -----------------------------------------------------------------------------------
+
+    def search(self, handler: str, params: Any, access: UserAccess, timeout: float | None = None) -> dict[str, Any]:
+        """A search restricted to what ``access`` may read (see :mod:`.search`)."""
+        return secured_search(self.solr, self.name, handler, params, access, timeout)
+
+    def search_bytes(self, handler: str, params: Any, access: UserAccess) -> bytes:
+        """The same search, Solr's JSON unparsed, for the search proxy to pass on."""
+        return secured_search_bytes(self.solr, self.name, handler, params, access)
+
+    def count(self, query: str = "*:*") -> int:
+        params = [("q", query), ("defType", "lucene"), ("rows", 0)]
+        return int(self.search("select", params, UserAccess.indexer())["response"]["numFound"])
+
+    def get(self, ids: list[str], fields: str) -> list[dict[str, Any]]:
+        """Documents by id, committed or not (real-time get), read as the indexer."""
+        if not ids:
+            return []
+        params = [*(("id", i) for i in ids), ("fl", fields)]  # repeated id: ids may hold commas
+        found = self.search("get", params, UserAccess.indexer(), timeout=120)
+        if "doc" in found:  # Solr answers a single id with {"doc": …}
+            return [found["doc"]] if found["doc"] else []
+        return list(found.get("response", {}).get("docs", []))
+
+    def scan(self, query: str, fields: str, page: int = 1000) -> Iterator[dict[str, Any]]:
+        """Every document matching ``query`` (standard parser), paged with a cursor, as the indexer."""
+        cursor = "*"
+        while True:
+            params = [
+                ("q", query),
+                ("defType", "lucene"),
+                ("fl", fields),
+                ("rows", page),
+                ("sort", "id asc"),
+                ("cursorMark", cursor),
+            ]
+            found = self.search("select", params, UserAccess.indexer())
+            yield from found["response"]["docs"]
+            if found.get("nextCursorMark") in (None, cursor):
+                return
+            cursor = found["nextCursorMark"]
+
+    def facet(self, facet: dict[str, Any], query: str = "*:*") -> dict[str, Any]:
+        """A JSON facet over the whole collection, as the indexer."""
+        params = [("q", query), ("defType", "lucene"), ("rows", 0), ("json.facet", json.dumps(facet))]
+        return dict(self.search("select", params, UserAccess.indexer(), timeout=300).get("facets", {}))

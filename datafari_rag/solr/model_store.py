@@ -1,0 +1,47 @@
+"""VectorMain's text-to-vector model store: the embedding model Solr calls, as JSON entries.
+
+The store (``/schema/text-to-vector-model-store``) echoes the embedding service's API key, so
+its content leaves this module only with the key redacted (see :func:`redact`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..config import Settings
+from ..paths import MODELS
+from .client import SolrClient, SolrError
+
+PATH = "schema/text-to-vector-model-store"
+SECRET_PARAMS = ("apiKey", "api_key", "token")
+
+
+def desired_model(settings: Settings) -> dict[str, Any]:
+    """The model JSON of the configset, aimed at the configured embedding service."""
+    model = json.loads((MODELS / "default_model.json").read_text())
+    model["name"] = settings.embeddings_model
+    model["params"]["baseUrl"] = settings.agent_url
+    return model
+
+
+def get_models(solr: SolrClient, collection: str) -> list[dict[str, Any]]:
+    return list(solr.get(f"{collection}/{PATH}").get("models", []))
+
+
+def put_model(solr: SolrClient, collection: str, model: dict[str, Any]) -> None:
+    solr.request("PUT", f"{collection}/{PATH}", json=model)
+
+
+def delete_model(solr: SolrClient, collection: str, name: str) -> None:
+    try:
+        solr.request("DELETE", f"{collection}/{PATH}/{name}")
+    except SolrError as exc:
+        if exc.status != 404:
+            raise
+
+
+def redact(model: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a model entry that is safe to show: secrets replaced by ``***``."""
+    params = {k: ("***" if k in SECRET_PARAMS else v) for k, v in (model.get("params") or {}).items()}
+    return {**model, "params": params}
