@@ -15,9 +15,9 @@ from pathlib import Path
 
 from bench.common import Figure, bench_stack, emit
 from datafari_rag.app import create_app
-from tests.acl_harness import build, harness_settings, one_trial
-from tests.fake_llm import FakeLlm
-from tests.servers import serve
+from datafari_rag.testing.acl_harness import build, harness_settings, one_trial
+from datafari_rag.testing.fake_llm import FakeLlm
+from datafari_rag.testing.servers import serve
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from datafari_rag.config import Settings
 from datafari_rag.paths import PROJECT_ROOT, SAMPLE_CORPUS
 from datafari_rag.solr import SolrClient
-from tests.servers import served_process
+from datafari_rag.testing.servers import served_process
 
 SCIFACT = PROJECT_ROOT.parent / "shared" / "data" / "scifact" / "corpus.jsonl"
 
@@ -73,7 +73,7 @@ def bench_stack(prefix: str = "bench_") -> Iterator[tuple[Settings, SolrClient, 
     from datafari_rag.indexing.sample import index_sample
     from datafari_rag.solr.bootstrap import bootstrap
     from datafari_rag.solr.runtime import LocalSolr
-    from tests.servers import free_port
+    from datafari_rag.testing.servers import free_port
 
     node = None
     url = os.environ.get("DATAFARI_RAG_SOLR_URL")
@@ -110,7 +110,7 @@ def stub_llm_process(port: int, delay: float) -> Iterator[str]:
     """The recording LLM stub in a process of its own, so that it does not share the GIL with
     the benchmark's client threads; yields its OpenAI base URL."""
     url = f"http://127.0.0.1:{port}/v1"
-    with served_process(["tests.fake_llm", "--port", str(port), "--delay", str(delay)], f"{url}/models"):
+    with served_process(["datafari_rag.testing.fake_llm", "--port", str(port), "--delay", str(delay)], f"{url}/models"):
         yield url
 
 

@@ -17,8 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 import requests
 
 from bench.common import Figure, bench_stack, emit, stub_llm_process, warm_solr
-from tests.fake_llm import FakeLlm
-from tests.servers import free_port, serve, served_sidecar
+from datafari_rag.testing.fake_llm import FakeLlm
+from datafari_rag.testing.servers import free_port, serve, served_sidecar
 
 BIG_ID = "bench://manual"
 LATENCY = 1.0

@@ -13,7 +13,7 @@ import requests
 
 from bench.common import Figure, emit, rss_mb, sample_texts, served_agent
 from datafari_rag.agent.model import SentenceEmbedder
-from tests.servers import free_port
+from datafari_rag.testing.servers import free_port
 
 
 def main() -> None:

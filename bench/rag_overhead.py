@@ -10,8 +10,8 @@ import time
 import requests
 
 from bench.common import Figure, bench_stack, emit, percentile
-from tests.fake_llm import FakeLlm
-from tests.servers import free_port, serve, served_sidecar
+from datafari_rag.testing.fake_llm import FakeLlm
+from datafari_rag.testing.servers import free_port, serve, served_sidecar
 
 QUERIES = [
     "paid annual leave",

@@ -27,7 +27,7 @@ from datafari_rag.paths import CONF
 from datafari_rag.security import UserAccess
 from datafari_rag.security.acl import acl_params
 from datafari_rag.solr import SolrClient
-from tests.servers import free_port, served_process, served_sidecar, settings_env
+from datafari_rag.testing.servers import free_port, served_process, served_sidecar, settings_env
 
 SAMPLE_QUERIES = ["paid annual leave", "reset my password", "VPN client", "parking electric chargers", "congés payés"]
 API = "/Datafari/rest/v2.0"

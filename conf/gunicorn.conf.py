@@ -1,4 +1,5 @@
-"""gunicorn settings of the sidecar (``datafari-rag serve``).
+"""gunicorn settings of the sidecar (``datafari-rag serve``), read from the product's Settings
+(``server.*`` keys of conf/rag.properties, or their DATAFARI_RAG_* variables).
 
 Requests spend most of their time waiting on Solr and the LLM, so threads (gthread) rather
 than processes carry the concurrency; two processes use both cores. Each process has enough
@@ -7,15 +8,19 @@ between processes (measured: 32 threads per process served 64 concurrent 1-secon
 0.47 of the ideal rate, 64 threads at bench/concurrency.py's figure).
 """
 
-import os
+from datafari_rag.config import load_settings
+from datafari_rag.paths import control_socket
 
-bind = f"{os.environ.get('DATAFARI_RAG_SERVER_HOST', '127.0.0.1')}:{os.environ.get('DATAFARI_RAG_SERVER_PORT', '8080')}"
-workers = int(os.environ.get("DATAFARI_RAG_WORKERS", "2"))
+_settings = load_settings()
+bind = f"{_settings.server_host}:{_settings.server_port}"
+workers = _settings.server_workers
 worker_class = "gthread"
-threads = int(os.environ.get("DATAFARI_RAG_THREADS", "64"))
+threads = _settings.server_threads
 timeout = 120
 graceful_timeout = 10
-# gunicorn's default: no access log. Formatting each line costs 0.6 ms of CPU per request here
-# (measured: 1.1 vs 1.7 ms for a minimal request), a tenth of an ai/rag call's own CPU; the proxy
-# in front usually logs access. DATAFARI_RAG_ACCESS_LOG=- (stdout) or a file path turns it on.
-accesslog = os.environ.get("DATAFARI_RAG_ACCESS_LOG") or None
+# No access log by default (gunicorn's default too): formatting each line costs 0.6 ms of CPU per
+# request here (measured: 1.1 vs 1.7 ms for a minimal request); the proxy in front usually logs.
+accesslog = _settings.server_access_log or None
+# One control socket per server (gunicorn's default path is shared by every master of a user).
+control_socket = control_socket(_settings.server_control_socket, "sidecar", _settings.server_port)
+control_socket_disable = control_socket is None

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import click
 import urllib3
 
-from .config import ConfigError, Settings, load_settings
+from .config import ConfigError, Settings, env_name, load_settings
 from .evaluation import EvaluationInputError
 from .indexing.indexer import Indexer
 from .paths import CONF
@@ -60,7 +60,12 @@ def solr() -> None:
 
 def _local_solr(port: int | None) -> LocalSolr:
     """The local node, on the given port or the port of solr.url."""
-    return LocalSolr(port=port or urlsplit(_settings().solr_url).port or 8983)
+    settings = _settings()
+    return LocalSolr(
+        port=port or urlsplit(settings.solr_url).port or 8983,
+        heap=settings.solr_heap,
+        soft_commit_ms=settings.solr_soft_commit_ms,
+    )
 
 
 @solr.command("start")
@@ -101,6 +106,20 @@ def solr_status(port: int | None) -> None:
 def solr_fetch() -> None:
     """Resolves the Solr jars with Maven (done by `start` when needed)."""
     click.echo("jars fetched" if ensure_jars() else "jars already up to date")
+
+
+@main.group("config")
+def config_group() -> None:
+    """The configuration files generated from the settings' definitions."""
+
+
+@config_group.command("write")
+def config_write_cmd() -> None:
+    """Writes conf/rag.properties and docs/configuration.md from datafari_rag/config.py."""
+    from .config_docs import write
+
+    changed = write()
+    click.echo("written: " + ", ".join(str(p) for p in changed) if changed else "both files are up to date")
 
 
 @main.command("bootstrap")
@@ -260,10 +279,12 @@ def _gunicorn(app: str, config: str) -> list[str]:
 @click.option("--host", default=None, help="Default: agent.host.")
 @click.option("--port", type=int, default=None, help="Default: agent.port.")
 def agent_cmd(host: str | None, port: int | None) -> None:
-    """Serves the local AI agent (OpenAI-compatible embeddings) with gunicorn."""
-    settings = _settings()
-    os.environ["DATAFARI_RAG_AGENT_HOST"] = host or settings.agent_host
-    os.environ["DATAFARI_RAG_AGENT_PORT"] = str(port or settings.agent_port)
+    """Serves the local AI agent (OpenAI-compatible embeddings) with gunicorn (conf/gunicorn_agent.conf.py)."""
+    _settings()  # a bad configuration is reported here, in one line
+    if host:
+        os.environ[env_name("agent.host")] = host
+    if port:
+        os.environ[env_name("agent.port")] = str(port)
     command = _gunicorn("datafari_rag.agent.app:create_agent_app()", "gunicorn_agent.conf.py")
     os.execv(command[0], command)
 
@@ -271,9 +292,7 @@ def agent_cmd(host: str | None, port: int | None) -> None:
 @main.command("serve")
 def serve_cmd() -> None:
     """Serves the sidecar API with gunicorn (conf/gunicorn.conf.py)."""
-    settings = _settings()
-    os.environ.setdefault("DATAFARI_RAG_SERVER_HOST", settings.server_host)
-    os.environ.setdefault("DATAFARI_RAG_SERVER_PORT", str(settings.server_port))
+    _settings()  # a bad configuration is reported here, in one line
     command = _gunicorn("datafari_rag.app:create_app()", "gunicorn.conf.py")
     os.execv(command[0], command)
 
@@ -318,7 +337,7 @@ def run_cmd() -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         click.echo(f"Solr ready at {node.url} in {node.start():.1f}s")
-        env = {**os.environ, "DATAFARI_RAG_SOLR_URL": node.url}
+        env = {**os.environ, env_name("solr.url"): node.url}
         children.append(
             subprocess.Popen(_gunicorn("datafari_rag.agent.app:create_agent_app()", "gunicorn_agent.conf.py"), env=env)
         )

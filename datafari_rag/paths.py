@@ -18,3 +18,11 @@ SAMPLE_CORPUS = PROJECT_ROOT / "datafari_rag" / "indexing" / "sample_corpus.json
 def var_dir() -> Path:
     """Runtime state (Solr home, logs, pid files); DATAFARI_RAG_VAR moves it."""
     return Path(os.environ.get("DATAFARI_RAG_VAR", PROJECT_ROOT / "var"))
+
+
+def control_socket(configured: str, server: str, port: int) -> str | None:
+    """A gunicorn master's control socket: the configured path, none (no socket), or one of its
+    own under var/run (gunicorn's default path is shared by every master a user starts)."""
+    if configured.lower() == "none":
+        return None
+    return configured or str(var_dir() / "run" / f"{server}-{port}.ctl")

@@ -20,8 +20,8 @@ from datafari_rag.agent.model import SentenceEmbedder
 from datafari_rag.config import Settings
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import BootstrapReport, bootstrap
-from tests.fake_llm import FakeLlm
-from tests.servers import free_port, serve
+from datafari_rag.testing.fake_llm import FakeLlm
+from datafari_rag.testing.servers import free_port, serve
 
 TEST_PREFIX = os.environ.get("DATAFARI_RAG_TEST_PREFIX", "test_")
 

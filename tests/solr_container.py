@@ -14,7 +14,7 @@ from testcontainers.core.image import DockerImage
 from testcontainers.core.waiting_utils import wait_for_logs
 
 from datafari_rag.paths import PROJECT_ROOT
-from tests.servers import free_port
+from datafari_rag.testing.servers import free_port
 
 
 @contextmanager

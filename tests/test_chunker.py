@@ -9,7 +9,6 @@ import pytest
 from datafari_rag.config import Settings
 from datafari_rag.indexing.children import child_documents
 from datafari_rag.indexing.chunker import chunk_text, count_tokens
-from datafari_rag.solr.update_syntax import parse
 
 TEXT = "\n\n".join(f"Paragraph {i}. " + "The quick brown fox jumps over the lazy dog. " * 12 for i in range(6))
 
@@ -89,18 +88,3 @@ def test_children_copy_every_field_but_the_full_text() -> None:
 def test_french_documents_get_french_fields() -> None:
     [kid] = child_documents({"id": "p", "title": "Congés", "language": "fr", "exactContent": "x"}, ["Les congés."])
     assert kid["content_fr"] == "Les congés." and kid["title_fr"] == "Congés"
-
-
-def test_solr_json_update_syntax() -> None:
-    body = (
-        b'{"add": {"doc": {"id": "a"}}, "add": {"doc": {"id": "b"}, "commitWithin": 500},'
-        b' "delete": {"id": "c"}, "delete": {"id": ["d", "e"]}, "delete": {"query": "source:old"},'
-        b' "delete": ["f"], "commit": {}}'
-    )
-    commands = parse(body)
-    assert [d["id"] for d in commands.adds] == ["a", "b"]
-    assert commands.ids == ["c", "d", "e", "f"] and commands.queries == ["source:old"]
-    assert commands.commit and commands.commit_within == 500
-    assert parse(b'[{"id": "x"}]').adds == [{"id": "x"}]
-    with pytest.raises(ValueError):
-        parse(b'{"frobnicate": {}}')

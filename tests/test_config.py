@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from datafari_rag.config import ConfigError, load_settings
-from datafari_rag.paths import CONF
+from datafari_rag.config import KEYS, ConfigError, Settings, load_settings
+from datafari_rag.config_docs import MARKDOWN, PROPERTIES, render_markdown, render_properties
+from datafari_rag.paths import CONF, control_socket
 
 
 def test_the_shipped_properties_load() -> None:
@@ -41,3 +42,53 @@ def test_a_bad_value_names_its_key(tmp_path: Path, line: str, key: str) -> None:
     props.write_text(line + "\n")
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
         load_settings(props, env={})
+
+
+def test_the_generated_files_match_the_settings() -> None:
+    """conf/rag.properties and docs/configuration.md are generated from Settings; run
+    `datafari-rag config write` after changing a key."""
+    assert PROPERTIES.read_text(encoding="utf-8") == render_properties(), "run: datafari-rag config write"
+    assert MARKDOWN.read_text(encoding="utf-8") == render_markdown(), "run: datafari-rag config write"
+
+
+def test_every_key_has_a_help_line_and_a_section() -> None:
+    for key, f in KEYS.items():
+        assert f.metadata["help"].strip() and f.metadata["section"], key
+        assert f"`{key}`" in MARKDOWN.read_text(encoding="utf-8")
+
+
+def test_the_shipped_file_holds_every_key_at_its_default() -> None:
+    assert load_settings(PROPERTIES, env={}) == Settings()
+
+
+def test_an_unknown_key_or_variable_is_reported_by_name(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    props = tmp_path / "rag.properties"
+    props.write_text("solr.url=http://solr:8983/solr\nrag.maxFilez=3\n")
+    with caplog.at_level("WARNING", logger="datafari_rag.config"):
+        settings = load_settings(props, env={"DATAFARI_RAG_SOLR_URLL": "x", "DATAFARI_RAG_VAR": "/tmp/v"})
+    assert settings.solr_url == "http://solr:8983/solr"
+    assert "key 'rag.maxFilez' of the properties file" in caplog.text
+    assert "environment variable DATAFARI_RAG_SOLR_URLL" in caplog.text
+    assert "DATAFARI_RAG_VAR" not in caplog.text  # a documented variable that is not a key
+
+
+def test_server_knobs_are_settings() -> None:
+    settings = load_settings(
+        Path("/nonexistent"),
+        env={
+            "DATAFARI_RAG_SERVER_WORKERS": "3",
+            "DATAFARI_RAG_SERVER_THREADS": "8",
+            "DATAFARI_RAG_SERVER_ACCESSLOG": "-",
+        },
+    )
+    assert (settings.server_workers, settings.server_threads, settings.server_access_log) == (3, 8, "-")
+    with pytest.raises(ConfigError, match=r"server\.workers"):
+        load_settings(Path("/nonexistent"), env={"DATAFARI_RAG_SERVER_WORKERS": "0"})
+
+
+def test_each_server_has_its_own_control_socket(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DATAFARI_RAG_VAR", str(tmp_path))
+    sidecar, agent = control_socket("", "sidecar", 8080), control_socket("", "agent", 8889)
+    assert sidecar != agent and sidecar.startswith(str(tmp_path))
+    assert control_socket("none", "sidecar", 8080) is None
+    assert control_socket("/run/x.ctl", "sidecar", 8080) == "/run/x.ctl"

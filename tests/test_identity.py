@@ -19,7 +19,7 @@ from datafari_rag.config import Settings
 from datafari_rag.errors import DatafariError
 from datafari_rag.security.acl import UserAccess
 from datafari_rag.security.identity import normalise, resolve_access
-from tests.servers import free_port, serve
+from datafari_rag.testing.servers import free_port, serve
 
 SECRET = "a-test-secret-that-is-long-enough-for-hs256"
 

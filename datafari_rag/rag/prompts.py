@@ -1,14 +1,11 @@
-"""Renders the jinja2 templates of ``prompts/`` with the request's query, format, language, history."""
+"""Renders the jinja2 templates of ``datafari_rag/prompts/`` with the request's query, format, language, history."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
 import jinja2
-
-from ..paths import PROJECT_ROOT
 
 FORMAT_INSTRUCTIONS = {
     "bulletpoint": "Write the answer as a bullet-point list.\n",
@@ -43,9 +40,10 @@ LANGUAGES = {
 
 
 @lru_cache(maxsize=1)
-def environment(folder: Path = PROJECT_ROOT / "prompts") -> jinja2.Environment:
+def environment() -> jinja2.Environment:
+    """The templates of ``datafari_rag/prompts/``, package data: they travel with the package."""
     return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(folder),
+        loader=jinja2.PackageLoader("datafari_rag", "prompts"),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=False,
         autoescape=False,  # prompts are text; inputs are cleaned by rag.hygiene instead

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..config import Settings
 from ..paths import SOLR_PLUGIN, SOLR_RUNTIME, var_dir
 from .admin import system_info
 from .client import SolrClient, SolrError
@@ -106,7 +107,8 @@ class LocalSolr:
 
     port: int = 8983
     home: Path | None = None
-    heap: str = os.environ.get("DATAFARI_RAG_SOLR_HEAP", "1g")
+    heap: str = Settings.solr_heap  # solr.local.heap
+    soft_commit_ms: int = Settings.solr_soft_commit_ms  # solr.local.softCommitMs
     # A security.json (authentication, authorization) to install in ZooKeeper at start.
     security_json: Path | None = None
 
@@ -154,7 +156,7 @@ class LocalSolr:
             f"-Dlog4j.configurationFile={SOLR_RUNTIME / 'log4j2.xml'}",
             # new documents become visible within 10 s unless a client commits; shorter intervals
             # cost indexing speed (many small segments whose HNSW graphs are built, then merged)
-            f"-Dsolr.autoSoftCommit.maxTime={os.environ.get('DATAFARI_RAG_SOLR_SOFT_COMMIT_MS', '10000')}",
+            f"-Dsolr.autoSoftCommit.maxTime={self.soft_commit_ms}",
             "-cp",
             f"{LIB}/*",
             str(SOLR_RUNTIME / "Launcher.java"),

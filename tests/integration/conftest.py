@@ -4,7 +4,6 @@ from pathlib import Path
 
 import pytest
 
-
 HERE = Path(__file__).parent
 
 

@@ -13,8 +13,8 @@ from datafari_rag.security import UserAccess
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import bootstrap
 from datafari_rag.solr.search import secured_search
-from tests.acl_harness import POOL, Corpus, build, harness_settings, one_trial, reference_allows
-from tests.fake_llm import FakeLlm
+from datafari_rag.testing.acl_harness import POOL, Corpus, build, harness_settings, one_trial, reference_allows
+from datafari_rag.testing.fake_llm import FakeLlm
 
 
 @pytest.fixture(scope="module")

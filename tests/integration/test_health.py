@@ -5,7 +5,7 @@ from __future__ import annotations
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.solr.bootstrap import BootstrapReport
-from tests.servers import free_port
+from datafari_rag.testing.servers import free_port
 
 
 def test_health_is_green_when_everything_is_up(settings: Settings, bootstrapped: BootstrapReport) -> None:

@@ -23,8 +23,8 @@ from datafari_rag.indexing.maintenance import reconcile, sync
 from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import BootstrapReport, bootstrap
+from datafari_rag.testing.servers import free_port, serve
 from tests.integration.conftest import cli_environment
-from tests.servers import free_port, serve
 
 ACL = {"allow_token_document": ["team-a"], "deny_token_share": ["contractors"], "allow_token_parent": ["p"]}
 SENTENCES = [f"Sentence number {i} describes the cooling pump maintenance step {i} in detail." for i in range(60)]

@@ -16,8 +16,8 @@ from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.indexing.sample import index_sample
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import BootstrapReport
-from tests.fake_llm import FakeLlm
-from tests.servers import free_port
+from datafari_rag.testing.fake_llm import FakeLlm
+from datafari_rag.testing.servers import free_port
 
 API = "/Datafari/rest/v2.0"
 BIG_ID = "file://share/manual/big.txt"

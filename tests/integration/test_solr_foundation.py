@@ -15,7 +15,7 @@ from datafari_rag.paths import CONFIGSETS
 from datafari_rag.solr import SolrClient, SolrError, admin
 from datafari_rag.solr.bootstrap import BootstrapReport, bootstrap
 from datafari_rag.solr.model_store import delete_model, desired_model, get_models, put_model
-from tests.servers import free_port
+from datafari_rag.testing.servers import free_port
 
 DOCS = [
     {

@@ -14,7 +14,7 @@ from datafari_rag.config import Settings
 from datafari_rag.solr import SolrClient, SolrError, admin
 from datafari_rag.solr.bootstrap import bootstrap
 from datafari_rag.solr.runtime import LocalSolr
-from tests.servers import free_port
+from datafari_rag.testing.servers import free_port
 
 
 def basic_auth_credential(password: str) -> str:

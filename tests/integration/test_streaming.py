@@ -20,8 +20,8 @@ from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.indexing.sample import index_sample
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import BootstrapReport
-from tests.fake_llm import FakeLlm
-from tests.servers import free_port, serve, served_sidecar
+from datafari_rag.testing.fake_llm import FakeLlm
+from datafari_rag.testing.servers import free_port, serve, served_sidecar
 
 API = "/Datafari/rest/v2.0"
 ANSWER = "Employees get twenty five days of paid leave every year."

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from datafari_rag.config import Settings
-from datafari_rag.indexing.indexer import Indexer
-from datafari_rag.indexing.outbox import Outbox
-from datafari_rag.solr import SolrClient
+from ..config import Settings
+from ..indexing.indexer import Indexer
+from ..indexing.outbox import Outbox
+from ..solr import SolrClient
 
 LEVELS = ("share", "parent", "document")
 PUBLIC = "__nosecurity__"

@@ -13,11 +13,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import requests
+import urllib3
 from flask import Flask
 from werkzeug.serving import make_server
 
-from datafari_rag.config import Settings
+from ..config import Settings, env_name
 
 
 def wait_for_http(url: str, timeout: float = 60.0) -> None:
@@ -25,9 +25,9 @@ def wait_for_http(url: str, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            requests.get(url, timeout=2)
+            urllib3.request("GET", url, timeout=2, retries=False)
             return
-        except requests.RequestException:
+        except urllib3.exceptions.HTTPError:
             time.sleep(0.1)
     raise TimeoutError(f"{url} did not answer within {timeout:.0f}s")
 
@@ -57,9 +57,7 @@ def settings_env(settings: Settings) -> dict[str, str]:
     env = dict(os.environ)
     for f in dataclasses.fields(Settings):
         value = getattr(settings, f.name)
-        env["DATAFARI_RAG_" + f.metadata["key"].upper().replace(".", "_")] = (
-            str(value).lower() if isinstance(value, bool) else str(value)
-        )
+        env[env_name(f.metadata["key"])] = str(value).lower() if isinstance(value, bool) else str(value)
     return env
 
 

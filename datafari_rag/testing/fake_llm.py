@@ -134,7 +134,7 @@ class FakeLlm:
 
 
 def main() -> None:
-    """``python -m tests.fake_llm --port P --delay S``: the stub as its own process (benchmarks).
+    """``python -m datafari_rag.testing.fake_llm --port P --delay S``: the stub as its own process (benchmarks).
 
     Served by gunicorn (threads) rather than Werkzeug's development server, which closes every
     connection: a real LLM endpoint keeps connections alive, and so must its stand-in, or each
