@@ -1,0 +1,24 @@
+"""Documents from local files: one per file, one per line of a BEIR jsonl file; bad ones named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from datafari_rag.indexing.files import ExtractionError, all_documents, count_documents, find_files
+
+
+def test_a_bad_line_is_named_and_the_rest_of_the_file_goes_on(tmp_path: Path) -> None:
+    lines = [json.dumps({"_id": "1", "text": "one"}), "{not json", json.dumps(["no", "id"]), "", json.dumps({"_id": 4})]
+    (tmp_path / "corpus.jsonl").write_text("\n".join(lines) + "\n")
+    (tmp_path / "note.txt").write_text("A note.")
+    (tmp_path / "broken.pdf").write_bytes(b"not a pdf")
+    files = find_files([tmp_path])
+    out = list(all_documents(files))
+    errors = [str(x) for x in out if isinstance(x, ExtractionError)]
+    docs = [x for x in out if not isinstance(x, ExtractionError)]
+    assert [d["id"] for d in docs if d["extension"] == "jsonl"] == ["1", "4"]
+    assert any(d["exactContent"] == "A note." for d in docs)
+    assert any("corpus.jsonl:2:" in e for e in errors) and any("corpus.jsonl:3:" in e for e in errors)
+    assert any("broken.pdf" in e for e in errors)
+    assert count_documents(files) == len(out) == 6  # the progress bar's total: one per document
