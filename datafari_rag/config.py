@@ -297,7 +297,11 @@ class Settings:
         "A ManifoldCF authority service (GET {url}/UserACLs?username=…); empty: the mapping file.",
     )
     authority_timeout: float = _key(
-        SECURITY, "security.authority.timeout", 5.0, "Seconds per authority lookup.", minimum=0.1
+        SECURITY,
+        "security.authority.timeout",
+        5.0,
+        "Seconds an authority lookup may take in all (connection and reply, however slowly it comes).",
+        minimum=0.1,
     )
     authority_cache_ttl: float = _key(
         SECURITY, "security.authority.cacheTtl", 60.0, "Seconds a user's tokens are cached."

@@ -1,9 +1,17 @@
 """Which tokens a user holds: a ManifoldCF authority service, or the local mapping file.
 
-ManifoldCF's ``GET {base}/UserACLs?username=<user>`` answers lines; ``TOKEN:<token>`` lines
-are the user's tokens, other lines are ignored. Answers are cached for
-``security.authority.cacheTtl`` seconds. If the service cannot be asked or answers badly, the
-request is refused (fail closed): nothing is retrieved with a guessed set of tokens.
+ManifoldCF's ``GET {base}/UserACLs?username=<user>`` answers ASCII lines (its servlet writes
+ISO-8859-1 with URL-encoded values): for each authority connection one status line —
+``AUTHORIZED:``, ``UNAUTHORIZED:``, ``USERNOTFOUND:`` or ``UNREACHABLEAUTHORITY:`` + the
+authority's name — then its ``TOKEN:<connection>:<token>`` lines, and ``ID:<user>`` when asked.
+Tokens are taken as ManifoldCF's own Solr plugin takes them (the text after ``TOKEN:``).
+
+Fail closed: a user is answered only from a well-formed reply in which every authority was
+reached. Refused (503 ``authorityUnavailable``): no status line (an empty or garbage body), a line
+of any other kind, an ``UNREACHABLEAUTHORITY`` line, any status but 200 (redirects are not
+followed), bytes that are not ASCII, a reply over 1 MB, and a lookup that has not finished within
+``security.authority.timeout`` seconds in all (a slow, dripping reply included). Good answers are
+cached for ``security.authority.cacheTtl`` seconds.
 """
 
 from __future__ import annotations
@@ -20,10 +28,75 @@ from ..config import Settings
 from ..errors import DatafariError
 from ..paths import PROJECT_ROOT
 
+STATUS_LINES = ("AUTHORIZED:", "UNAUTHORIZED:", "USERNOTFOUND:", "UNREACHABLEAUTHORITY:")
+MAX_REPLY = 1 << 20
 _cache: dict[tuple[str, str], tuple[float, frozenset[str]]] = {}
 _lock = threading.Lock()
 # asked directly (no proxy from the environment), never retried or redirected behind our back
 _pool = urllib3.PoolManager(retries=False)
+
+
+def _refused(reason: str) -> DatafariError:
+    return DatafariError("authorityUnavailable", f"The authority service {reason}.")
+
+
+def parse_user_acls(text: str) -> frozenset[str]:
+    """The tokens of a UserACLs reply, or :class:`DatafariError` when it cannot be trusted."""
+    tokens: set[str] = set()
+    statuses = 0
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if line.startswith("TOKEN:"):
+            token = line[len("TOKEN:") :]
+            if not token:
+                raise _refused("answered an empty token")
+            tokens.add(token)
+        elif line.startswith("UNREACHABLEAUTHORITY:"):
+            raise _refused(f"could not reach {line.split(':', 1)[1] or 'an authority'}")
+        elif line.startswith(STATUS_LINES):
+            statuses += 1
+        elif not line.startswith("ID:"):
+            raise _refused(f"answered a line ManifoldCF does not define: {line[:80]!r}")
+    if statuses == 0:
+        raise _refused("answered no authority status (an empty or unexpected reply)")
+    return frozenset(tokens)
+
+
+def _fetch(url: str, username: str, seconds: float) -> str:
+    """The reply's text, read within ``seconds`` in all."""
+    deadline = time.monotonic() + seconds
+    try:
+        response = _pool.request(
+            "GET",
+            url,
+            fields={"username": username},
+            timeout=urllib3.Timeout(connect=seconds, read=seconds),
+            redirect=False,
+            preload_content=False,
+        )
+        complete = False
+        try:
+            if response.status != 200:
+                raise _refused(f"answered HTTP {response.status}")
+            body = bytearray()
+            while chunk := response.read1(65536):
+                body += chunk
+                if len(body) > MAX_REPLY:
+                    raise _refused(f"answered more than {MAX_REPLY} bytes")
+                if time.monotonic() > deadline:
+                    raise _refused(f"did not finish answering within {seconds:g} s")
+            complete = True
+        finally:
+            if not complete:
+                response.close()  # a connection left mid-reply is not reused
+            response.release_conn()
+    except urllib3.exceptions.HTTPError as exc:
+        raise _refused(f"cannot be reached ({type(exc).__name__})") from exc
+    try:
+        return body.decode("ascii")
+    except UnicodeDecodeError as exc:
+        raise _refused("answered bytes that are not ASCII") from exc
 
 
 def _from_authority(username: str, settings: Settings) -> frozenset[str]:
@@ -33,22 +106,8 @@ def _from_authority(username: str, settings: Settings) -> frozenset[str]:
         hit = _cache.get(key)
     if hit and now - hit[0] < settings.authority_cache_ttl:
         return hit[1]
-    url = settings.authority_url.rstrip("/") + "/UserACLs"
-    try:
-        response = _pool.request(
-            "GET", url, fields={"username": username}, timeout=settings.authority_timeout, redirect=False
-        )
-    except urllib3.exceptions.HTTPError as exc:
-        raise DatafariError("authorityUnavailable", f"The authority service cannot be reached: {exc}") from exc
-    if response.status != 200:
-        raise DatafariError("authorityUnavailable", f"The authority service answered HTTP {response.status}.")
-    try:
-        text = response.data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DatafariError(
-            "authorityUnavailable", "The authority service answered with bytes that are not UTF-8."
-        ) from exc
-    tokens = frozenset(line[len("TOKEN:") :] for line in text.splitlines() if line.startswith("TOKEN:"))
+    text = _fetch(settings.authority_url.rstrip("/") + "/UserACLs", username, settings.authority_timeout)
+    tokens = parse_user_acls(text)
     with _lock:
         _cache[key] = (now, tokens)
     return tokens
