@@ -322,7 +322,14 @@ class Settings:
         SECURITY,
         "security.update.users",
         "",
-        "Who may call POST /update (comma-separated); empty: callers on this machine only.",
+        "Who may call POST /update (comma-separated usernames, identified by JWT or trusted header).",
+    )
+    update_trust_local: bool = _key(
+        SECURITY,
+        "security.update.trustLocal",
+        False,
+        "Callers on this machine may call POST /update with no credential. Off by default: behind a "
+        "reverse proxy on the same machine every client would count as local.",
     )
     solr_heap: str = _key(LOCAL, "solr.local.heap", "1g", "Java heap of a local Solr node.")
     solr_soft_commit_ms: int = _key(

@@ -231,15 +231,19 @@ def test_a_bad_token_is_refused_before_anything_is_searched(mapping: Path) -> No
         assert response.get_json()["content"]["error"]["label"] == "authenticationFailed"
 
 
-def test_updates_only_from_this_machine_or_listed_users(mapping: Path) -> None:
+def test_updates_need_a_listed_user_and_trust_this_machine_only_when_asked(mapping: Path) -> None:
     settings = Settings(
         mapping_file=str(mapping),
         solr_url="http://127.0.0.1:9/solr",
         trusted_header="X-User",
         trusted_proxies="10.0.0.5",
     )
-    remote = create_app(settings).test_client().post("/update", json=[], environ_base={"REMOTE_ADDR": "10.0.0.9"})
-    assert remote.status_code == 403 and remote.get_json()["content"]["error"]["label"] == "accessForbidden"
+    for remote in ("10.0.0.9", "127.0.0.1"):  # a local reverse proxy makes every client local
+        refused = create_app(settings).test_client().post("/update", json=[], environ_base={"REMOTE_ADDR": remote})
+        assert refused.status_code == 401 and refused.get_json()["content"]["error"]["label"] == "authenticationFailed"
+    trusting = create_app(settings.replace(update_trust_local=True)).test_client()
+    assert trusting.post("/update", json=[], environ_base={"REMOTE_ADDR": "127.0.0.1"}).status_code == 200
+    assert trusting.post("/update", json=[], environ_base={"REMOTE_ADDR": "10.0.0.9"}).status_code == 401
     listed = create_app(settings.replace(update_users="alice")).test_client()
     bob = listed.post("/update", json=[], headers={"X-User": "bob"}, environ_base={"REMOTE_ADDR": "10.0.0.5"})
     alice = listed.post("/update", json=[], headers={"X-User": "alice"}, environ_base={"REMOTE_ADDR": "10.0.0.5"})

@@ -18,17 +18,19 @@ bp = Blueprint("update", __name__)
 
 
 def _may_write() -> None:
-    """Writing to the index: the users of ``security.update.users`` when it is set, else only
-    callers on this machine (an indexer beside the sidecar). Raises DatafariError."""
+    """Writing to the index needs an explicit credential: a user of ``security.update.users``
+    (identified by JWT or trusted header). Callers on this machine are trusted only with
+    ``security.update.trustLocal`` (an opt-in: a local reverse proxy makes every client local)."""
     settings = get_services().settings
     allowed = {u.strip() for u in settings.update_users.split(",") if u.strip()}
-    if allowed:
-        if current_access().username not in allowed:
-            raise DatafariError("accessForbidden", "This user may not write to the index.")
-    elif request.remote_addr not in ("127.0.0.1", "::1"):
-        raise DatafariError(
-            "accessForbidden", "Updates are accepted from this machine only (see security.update.users)."
-        )
+    username = current_access().username
+    if username is not None and username in allowed:
+        return
+    if settings.update_trust_local and request.remote_addr in ("127.0.0.1", "::1"):
+        return
+    if username is None:
+        raise DatafariError("authenticationFailed", "Updates need a credential: a user of security.update.users.")
+    raise DatafariError("accessForbidden", "This user may not write to the index (see security.update.users).")
 
 
 @bp.post("/update")

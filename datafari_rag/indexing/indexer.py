@@ -10,6 +10,7 @@ parent, the parent goes to the outbox, and ``reconcile``/``sync`` finish the wor
 
 from __future__ import annotations
 
+import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from .embedder import ChunkEmbedder, EmbeddingError
 from .outbox import Outbox
 
 MAX_ID_CHARS = 2048
+ACL_FIELDS = tuple(f"{kind}_token_{level}" for kind in ("allow", "deny") for level in ("share", "parent", "document"))
 CHILD_BATCH = 200
 # In solr mode, VectorMain's update chain embeds one chunk at a time; two update requests side by
 # side keep two embedding calls (two cores of the agent) busy instead of one.
@@ -69,6 +71,26 @@ def _check_utf8(value: Any, where: str = "") -> None:
             _check_utf8(v, where)
 
 
+def has_control_character(text: str) -> bool:
+    return any(unicodedata.category(ch) == "Cc" for ch in text)
+
+
+def _check_acl(doc: dict[str, Any]) -> None:
+    """An ACL field that is present holds at least one token: a field set to null, [], "" or
+    anything but strings would otherwise index the document as public (``__nosecurity__``).
+    A field left out is public at that level, by design (ManifoldCF's default)."""
+    for name in ACL_FIELDS:
+        if name not in doc:
+            continue
+        value = doc[name]
+        tokens = value if isinstance(value, list) else [value]
+        if not tokens or not all(isinstance(t, str) and t.strip() and not has_control_character(t) for t in tokens):
+            raise DocumentError(
+                f"'{name}' must hold at least one token (a non-empty string, or a list of them); "
+                "leave the field out for a document that is public at that level"
+            )
+
+
 def validate(doc: Any) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise DocumentError("a document must be a JSON object")
@@ -77,7 +99,10 @@ def validate(doc: Any) -> dict[str, Any]:
         raise DocumentError("the document has no 'id'")
     if not isinstance(doc_id, str) or not doc_id.strip() or len(doc_id) > MAX_ID_CHARS:
         raise DocumentError(f"'id' must be a non-empty string of at most {MAX_ID_CHARS} characters")
+    if has_control_character(doc_id):
+        raise DocumentError("'id' may not hold control characters")
     _check_utf8(doc)
+    _check_acl(doc)
     _text(doc)
     return doc
 
@@ -176,9 +201,10 @@ class Indexer:
 
     def _delete_surplus(self, counts: dict[str, int]) -> None:
         """Deletes the chunks left from a longer earlier version (``chunk_index`` >= today's count),
-        one delete for the whole batch."""
-        stale = " OR ".join(f"(parent_doc:{_quoted(pid)} AND chunk_index:[{n} TO *])" for pid, n in counts.items())
-        self.vectors.delete_query(stale)
+        each parent named by exact term (never through query syntax)."""
+        self.vectors.delete_by_terms(
+            "parent_doc", counts, also={pid: f"chunk_index:[{n} TO *]" for pid, n in counts.items()}
+        )
 
     def _embed_and_post_children(self, children: list[dict[str, Any]], within: int | None) -> None:
         """Sidecar mode: each batch of chunks is written as soon as its vectors come back, while
@@ -257,8 +283,3 @@ class Indexer:
     def delete_query(self, query: str, commit: bool = False) -> int:
         """Deletes the parents matching a Solr query, and their chunks."""
         return self.delete_ids([d["id"] for d in self.main.scan(query, "id")], commit)
-
-
-def _quoted(value: str) -> str:
-    """``value`` as a quoted term for Solr's standard query parser."""
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -9,7 +9,7 @@ unrestricted access, which no request handler builds.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,8 +18,20 @@ from .client import SolrClient
 from .search import secured_search, secured_search_bytes
 
 WRITE_TIMEOUT = 300.0  # seconds: an update that embeds its chunks in Solr's chain takes a while
-TERMS_SEPARATOR = "\u001f"  # cannot occur in an id (refused at indexing)
-TERMS_BATCH = 500
+TERMS_BATCH = 500  # clauses of one delete (Solr's maxBooleanClauses is 1024)
+
+
+def local_param(value: str) -> str:
+    """``value`` as a quoted local-parameter value, which Solr's parser reads back exactly
+    (backslash escapes), whatever it holds: quotes, braces, ``$``, query syntax, any character."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def term_query(field: str, value: str, also: str | None = None) -> str:
+    """The documents whose ``field`` holds exactly ``value`` (``{!term}``, no query syntax), and,
+    with ``also``, that match that query of the product's own too."""
+    term = "{!term f=" + field + " v=" + local_param(value) + "}"
+    return term if also is None else "{!bool filter=" + local_param(term) + " filter=" + local_param(also) + "}"
 
 
 @dataclass(frozen=True)
@@ -55,12 +67,16 @@ class Collection:
         """Deletes what a query (standard parser) matches: only for queries the product composes."""
         self._update({"delete": {"query": query}}, commit, None, WRITE_TIMEOUT)
 
-    def delete_by_terms(self, field: str, values: Iterable[str], commit: bool = False) -> None:
-        """Deletes the documents whose ``field`` holds one of ``values``, matched as exact terms."""
+    def delete_by_terms(
+        self, field: str, values: Iterable[str], commit: bool = False, also: Mapping[str, str] | None = None
+    ) -> None:
+        """Deletes the documents whose ``field`` holds one of ``values``, each matched as an exact
+        term, and, for a value with an ``also`` query, only those that match it too. Deletes by
+        query, so documents added but not yet committed are deleted as well (Solr's semantics)."""
         values = list(values)
         for start in range(0, len(values), TERMS_BATCH):
-            batch = values[start : start + TERMS_BATCH]
-            query = "{!terms f=" + field + " separator='" + TERMS_SEPARATOR + "'}" + TERMS_SEPARATOR.join(batch)
+            clauses = [term_query(field, v, (also or {}).get(v)) for v in values[start : start + TERMS_BATCH]]
+            query = "{!bool " + " ".join("should=" + local_param(c) for c in clauses) + "}"
             self.delete_query(query, commit and start + TERMS_BATCH >= len(values))
 
     def commit(self) -> None:

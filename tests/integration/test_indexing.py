@@ -68,7 +68,7 @@ def update(
     small_chunks: Settings, bootstrapped: BootstrapReport, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Callable[..., dict[str, Any]]:
     monkeypatch.setenv("DATAFARI_RAG_VAR", str(tmp_path))
-    client: FlaskClient = create_app(small_chunks).test_client()
+    client: FlaskClient = create_app(small_chunks.replace(update_trust_local=True)).test_client()
 
     def post(body: Any, raw: bytes | None = None, **params: str) -> dict[str, Any]:
         data = raw if raw is not None else json.dumps(body).encode()
@@ -158,6 +158,46 @@ def test_bad_documents_fail_alone(
     assert out["added"] == 1 and out["failed"] == 6
     assert chunks_of(solr, small_chunks, "idx-good")
     assert not parent_of(solr, small_chunks, "idx-latin1")
+
+
+@pytest.mark.parametrize("value", [None, [], "", "  ", 7, {"t": 1}, ["ok", ""], ["ok", 3], ["bad\u001ftoken"]])
+def test_an_acl_field_that_is_present_must_hold_a_token(
+    update: Callable[..., dict[str, Any]], solr: SolrClient, small_chunks: Settings, value: Any
+) -> None:
+    """null or [] used to index the document as __nosecurity__: public to everybody."""
+    doc = {"id": "idx-acl", "exactContent": SENTENCES[5], "allow_token_document": value}
+    [result] = update([doc], commit="true")["results"]
+    assert result["status"] == "error" and "allow_token_document" in result["error"]
+    assert not parent_of(solr, small_chunks, "idx-acl") and not chunks_of(solr, small_chunks, "idx-acl")
+
+
+def test_absent_acl_fields_are_public_and_present_ones_are_kept(
+    update: Callable[..., dict[str, Any]], solr: SolrClient, small_chunks: Settings
+) -> None:
+    update([{"id": "idx-acl-ok", "exactContent": SENTENCES[6], "deny_token_share": "g1"}], commit="true")
+    [parent] = parent_of(solr, small_chunks, "idx-acl-ok")
+    assert parent["deny_token_share"] == ["g1"] and parent["allow_token_document"] == ["__nosecurity__"]
+    assert all(k["deny_token_share"] == ["g1"] for k in chunks_of(solr, small_chunks, "idx-acl-ok"))
+
+
+def test_an_id_with_a_control_character_is_refused(update: Callable[..., dict[str, Any]], solr: SolrClient) -> None:
+    [result] = update([{"id": "idx-ctl\u001fx", "exactContent": SENTENCES[7]}], commit="true")["results"]
+    assert result["status"] == "error" and "control" in result["error"]
+
+
+def test_ids_with_query_syntax_shrink_and_delete_exactly(
+    update: Callable[..., dict[str, Any]], solr: SolrClient, small_chunks: Settings
+) -> None:
+    """Chunks are addressed by exact term: quotes, backslashes, braces, $ and operators are just characters."""
+    odd = ["idx-a'b\\c", 'idx-q"uote OR *:*', "idx-{!term f=id v=$x} [1 TO *]", "idx-é中 AND -x"]
+    update([{"id": i, "exactContent": " ".join(SENTENCES[:20])} for i in odd], commit="true")
+    full = {i: len(chunks_of(solr, small_chunks, i)) for i in odd}
+    update([{"id": odd[0], "exactContent": " ".join(SENTENCES[:8])}], commit="true")
+    assert 1 <= len(chunks_of(solr, small_chunks, odd[0])) < full[odd[0]]
+    assert all(len(chunks_of(solr, small_chunks, i)) == full[i] for i in odd[1:])  # the others untouched
+    assert update({"delete": {"id": odd[1:3]}}, commit="true")["deleted"] == 2
+    assert not chunks_of(solr, small_chunks, odd[1]) and not chunks_of(solr, small_chunks, odd[2])
+    assert len(chunks_of(solr, small_chunks, odd[3])) == full[odd[3]]
 
 
 def test_malformed_update_is_refused(update: Callable[..., dict[str, Any]]) -> None:
