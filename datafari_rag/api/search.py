@@ -14,8 +14,8 @@ from typing import Any
 from flask import Blueprint, Response, request
 
 from ..errors import DatafariError
+from ..retrieval.vector import guarded_knn
 from ..solr import SolrError
-from ..solr.collection import Collection
 from .auth import current_access
 from .context import get_services
 from .rag import select_rag
@@ -59,14 +59,10 @@ def _solr_json(found: bytes) -> Response:
     return Response(found, mimetype="application/json")
 
 
-def _search(collection: Collection, handler: str, params: list[tuple[str, Any]]) -> Response:
-    """Runs the search as the current user; Solr refusing it (400: a query it cannot parse) is the
-    caller's mistake, any other failure a technical error."""
-    try:
-        found = collection.search_bytes(handler, params, current_access())
-    except SolrError as exc:
-        raise DatafariError("ragBadRequest" if exc.status == 400 else "ragTechnicalError", str(exc)) from exc
-    return _solr_json(found)
+def _solr_failure(exc: SolrError) -> DatafariError:
+    """Solr refusing a search (400: a query it cannot parse) is the caller's mistake, any other
+    failure a technical error."""
+    return DatafariError("ragBadRequest" if exc.status == 400 else "ragTechnicalError", str(exc))
 
 
 @bp.get("/search/select")
@@ -93,26 +89,39 @@ def select() -> Response:
         if not SORT.match(request.args["sort"].strip()):
             raise DatafariError("ragBadRequest", "'sort' must be 'field asc' or 'field desc'.")
         params.append(("sort", request.args["sort"].strip()))
-    return _search(services.main, "select", params)
+    try:
+        return _solr_json(services.main.search_bytes("select", params, current_access()))
+    except SolrError as exc:
+        raise _solr_failure(exc) from exc
 
 
 @bp.get("/search/vector")
 def vector() -> Response:
+    """kNN over VectorMain, as Solr's ``/vector`` answers it, without the chunks whose parent the
+    user may not read now (the parent check of :mod:`datafari_rag.retrieval.guard`)."""
     _only(VECTOR_PARAMS)
     services = get_services()
     s = services.settings
     text = request.args.get("queryrag") or request.args.get("q")
     top_k = bounded_int(request.args.get("topK"), "topK", 1, 1000, s.solr_top_k)
+    rows = bounded_int(request.args.get("rows"), "rows", 1, 1000, top_k)
     model = request.args.get("model", s.embeddings_model)
     if not MODEL_NAME.match(model):
         raise DatafariError("ragBadRequest", "'model' must be a model name.")
     params: list[tuple[str, Any]] = [
         ("queryrag", _text("queryrag", text)),
-        ("topK", top_k),
-        ("rows", bounded_int(request.args.get("rows"), "rows", 1, 1000, top_k)),
         ("model", model),
         ("vectorField", s.vector_field),
     ]
-    if "fl" in request.args:
-        params.append(("fl", field_list(request.args["fl"], "fl")))
-    return _search(services.vectors, "vector", params)
+    asked = field_list(request.args["fl"], "fl").split(",") if "fl" in request.args else None
+    if asked is not None:  # the check needs each chunk's parent; it is not returned unless asked for
+        params.append(("fl", ",".join(asked if "parent_doc" in asked or "*" in asked else [*asked, "parent_doc"])))
+    try:
+        docs, found = guarded_knn(services.vectors, services.main, current_access(), params, min(top_k, rows))
+    except SolrError as exc:
+        raise _solr_failure(exc) from exc
+    if asked is not None and "parent_doc" not in asked and "*" not in asked:
+        docs = [{k: v for k, v in d.items() if k != "parent_doc"} for d in docs]
+    header = {k: v for k, v in found.get("responseHeader", {}).items() if k != "params"}
+    body = {"responseHeader": header, "response": {"numFound": len(docs), "start": 0, "docs": docs}}
+    return Response(json.dumps(body, ensure_ascii=False), mimetype="application/json")

@@ -156,15 +156,15 @@ class Indexer:
         if not docs:
             return []
         try:
-            self.main.add(docs, commit, within)
-            return docs
+            versions = self.main.add(docs, commit, within)
+            return [{**doc, "_version_": versions.get(doc["id"])} for doc in docs]
         except SolrError:
             pass
         accepted = []  # one bad document fails Solr's whole batch: find which, keep the others
         for doc in docs:
             try:
-                self.main.add([doc], commit, within)
-                accepted.append(doc)
+                versions = self.main.add([doc], commit, within)
+                accepted.append({**doc, "_version_": versions.get(doc["id"])})
             except SolrError as exc:
                 results[doc["id"]].status, results[doc["id"]].error = "error", str(exc)
         return accepted

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import replace
+from typing import Any
 
 from .base import RetrievalContext, Snippet, to_snippet, words_only
-from .vector import vector_chunks
-
-BM25_FIELDS = "id,title,url,parent_doc,embedded_content,score"
+from .guard import readable_chunks
+from .vector import FIELDS
 
 
 def reciprocal_rank_fusion(rankings: list[list[Hashable]], k: int) -> list[tuple[Hashable, float]]:
@@ -21,17 +21,22 @@ def reciprocal_rank_fusion(rankings: list[list[Hashable]], k: int) -> list[tuple
 
 
 def rrf(ctx: RetrievalContext, query: str) -> list[Snippet]:
+    """BM25 and kNN over VectorMain's chunks, ``rrf.topK`` deep each, fused; the chunks of both lists
+    go through the parent check together, in one request, before the fusion."""
     s = ctx.settings
     depth = s.rrf_top_k
-    dense = vector_chunks(ctx, query, depth)
-    sparse: list[Snippet] = []
+    dense: list[dict[str, Any]] = []
+    if query.strip():
+        knn = [("queryrag", query), ("model", s.embeddings_model), ("vectorField", s.vector_field)]
+        knn += [("fl", FIELDS), ("topK", depth), ("rows", depth)]
+        dense = ctx.vectors.search("vector", knn, ctx.access)["response"]["docs"]
+    sparse: list[dict[str, Any]] = []
     words = words_only(query)
     if words:
-        params = {"q": words, "q.op": s.rag_operator, "rows": depth, "fl": BM25_FIELDS, "defType": "edismax"}
-        docs = ctx.vectors.search("select", params, ctx.access)["response"]["docs"]
-        sparse = [to_snippet(d, "embedded_content") for d in docs]
-    by_key = {(x.id, x.content): x for x in sparse + dense}
-    fused = reciprocal_rank_fusion(
-        [[(x.id, x.content) for x in ranking] for ranking in (sparse, dense)], s.rrf_rank_constant
-    )
+        params = {"q": words, "q.op": s.rag_operator, "rows": depth, "fl": FIELDS, "defType": "edismax"}
+        sparse = ctx.vectors.search("select", params, ctx.access)["response"]["docs"]
+    readable = {id(d) for d in readable_chunks(ctx.main, ctx.access, sparse + dense)}
+    rankings = [[to_snippet(d, "embedded_content") for d in docs if id(d) in readable] for docs in (sparse, dense)]
+    by_key = {(x.id, x.content): x for ranking in rankings for x in ranking}
+    fused = reciprocal_rank_fusion([[(x.id, x.content) for x in ranking] for ranking in rankings], s.rrf_rank_constant)
     return [replace(by_key[key], score=score) for key, score in fused[: s.solr_top_k]]

@@ -41,13 +41,17 @@ class Collection:
 
     # --- writes -----------------------------------------------------------------------------------
 
-    def _update(self, body: Any, commit: bool, within: int | None, timeout: float) -> None:
+    def _update(
+        self, body: Any, commit: bool, within: int | None, timeout: float, versions: bool = False
+    ) -> dict[str, Any]:
         params: dict[str, Any] = {}
         if commit:
             params["commit"] = "true"
         if within is not None:
             params["commitWithin"] = within
-        self.solr.post(f"{self.name}/update", json=body, params=params, timeout=timeout)
+        if versions:
+            params["versions"] = "true"
+        return self.solr.post(f"{self.name}/update", json=body, params=params, timeout=timeout)
 
     def add(
         self,
@@ -55,9 +59,11 @@ class Collection:
         commit: bool = False,
         within: int | None = None,
         timeout: float = WRITE_TIMEOUT,
-    ) -> None:
-        """Adds (or replaces) documents; Solr refuses the whole batch if one document is bad."""
-        self._update(docs, commit, within, timeout)
+    ) -> dict[str, int]:
+        """Adds (or replaces) documents; Solr refuses the whole batch if one document is bad.
+        Returns each document's new ``_version_`` by id."""
+        adds = self._update(docs, commit, within, timeout, versions=True).get("adds") or []
+        return {str(adds[i]): int(adds[i + 1]) for i in range(0, len(adds) - 1, 2)}
 
     def delete_ids(self, ids: list[str], commit: bool = False) -> None:
         if ids:
