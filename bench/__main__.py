@@ -17,7 +17,16 @@ from pathlib import Path
 
 from bench.common import RESULTS_ENV
 
-BENCHMARKS = ["embedding", "solr_overhead", "rag_overhead", "concurrency", "streaming", "indexing", "acl_leaks"]
+BENCHMARKS = [
+    "embedding",
+    "solr_overhead",
+    "rag_overhead",
+    "chunk_guard",
+    "concurrency",
+    "streaming",
+    "indexing",
+    "acl_leaks",
+]
 
 
 def table(rows: list[dict], failed: list[str]) -> str:

@@ -165,7 +165,7 @@ def index_cmd(paths: tuple[Path, ...], batch: int) -> None:
 @main.command("sync")
 @_clear_errors
 def sync_cmd() -> None:
-    """Chunks documents written straight into FileShare since the last sync; drops vanished ones."""
+    """Chunks documents new or changed in FileShare (by any client, seen by _version_); drops vanished ones."""
     from .indexing.maintenance import sync
 
     for line in sync(_indexer()).lines():
