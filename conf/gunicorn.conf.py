@@ -8,8 +8,11 @@ between processes (measured: 32 threads per process served 64 concurrent 1-secon
 0.47 of the ideal rate, 64 threads at bench/concurrency.py's figure).
 """
 
+from datafari_rag.api.gunicorn_errors import install as json_errors
 from datafari_rag.config import load_settings
 from datafari_rag.paths import control_socket
+
+json_errors()  # gunicorn's own refusals (414, 431, 400) in Datafari's error JSON, not HTML
 
 _settings = load_settings()
 bind = f"{_settings.server_host}:{_settings.server_port}"

@@ -8,6 +8,7 @@ from .api import errors
 from .api.auth import bp as auth_bp
 from .api.health import bp as health_bp
 from .api.rag import bp as rag_bp
+from .api.request_id import bp as request_id_bp
 from .api.search import bp as search_bp
 from .api.stream import bp as stream_bp
 from .api.update import bp as update_bp
@@ -21,7 +22,10 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     app = Flask("datafari_rag")
     settings = settings or load_settings()
     app.extensions["datafari_rag"] = build_services(settings, llm)
+    app.config["MAX_CONTENT_LENGTH"] = settings.max_body_size  # larger bodies: 413, never read
+    app.url_map.merge_slashes = False  # "//ai/rag" is not found, rather than redirected with an HTML page
     errors.register(app)
+    app.register_blueprint(request_id_bp)  # first: every later hook and log line has the id
     app.register_blueprint(auth_bp)
     app.register_blueprint(health_bp)
     prefix = settings.api_prefix.rstrip("/")

@@ -132,6 +132,13 @@ class Settings:
         "",
         "gunicorn control socket; empty: var/run/sidecar-<port>.ctl, none: no socket.",
     )
+    max_body_size: int = _key(
+        SERVER,
+        "server.maxRequestSize",
+        16 * 1024 * 1024,
+        "Largest request body accepted, in bytes (larger: 413, never read).",
+        minimum=1024,
+    )
     api_prefix: str = _key(SERVER, "server.api.prefix", "/Datafari/rest/v2.0", "Prefix of Datafari's REST API.")
     errors_as_http_status: bool = _key(
         SERVER,

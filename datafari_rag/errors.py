@@ -55,7 +55,9 @@ LABELS: dict[str, Label] = {
     "notFound": Label(404, "There is nothing at this address."),
     "methodNotAllowed": Label(405, "This method is not allowed at this address."),
     "requestTooLarge": Label(413, "The request is too large."),
+    "uriTooLong": Label(414, "The request's address is too long."),
     "unsupportedMediaType": Label(415, "This content type is not supported here."),
+    "headersTooLarge": Label(431, "The request's headers are too large."),
     "httpError": Label(500, f"Sorry, I met a technical issue. {_TRY_LATER}"),
 }
 
@@ -65,19 +67,26 @@ HTTP_LABELS = {
     404: "notFound",
     405: "methodNotAllowed",
     413: "requestTooLarge",
+    414: "uriTooLong",
     415: "unsupportedMediaType",
+    431: "headersTooLarge",
 }
 
 
 class DatafariError(Exception):
-    """A failure the client is told about with Datafari's error JSON; ``reason`` says what went wrong."""
+    """A failure the client is told about with Datafari's error JSON. ``reason`` says what went wrong
+    in words fit for the client; ``detail`` (an upstream service's own text, an internal address)
+    goes to the log only."""
 
-    def __init__(self, label: str, reason: str | None = None, code: int | None = None) -> None:
+    def __init__(
+        self, label: str, reason: str | None = None, code: int | None = None, detail: str | None = None
+    ) -> None:
         super().__init__(reason or label)
         self.label = label
         entry = LABELS[label]
         self.code, self.message, self.datafari = code or entry.code, entry.message, entry.datafari
         self.reason = reason
+        self.detail = detail
 
     def http_status(self, errors_as_http_status: bool) -> int:
         """The HTTP status under the policy above."""

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-from flask import Flask, Response, jsonify
+from flask import Flask, Response, current_app, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from ..errors import HTTP_LABELS, DatafariError
+from . import request_id
 from .context import get_services
 
 
@@ -16,8 +17,21 @@ def ok(message: str, documents: list[dict[str, str]]) -> Response:
 
 
 def error_response(exc: DatafariError) -> Response:
+    """The error as Datafari's JSON, and a log line with the request id (upstream details only there)."""
+    status = exc.http_status(get_services().settings.errors_as_http_status)
+    log = current_app.logger.error if exc.code >= 500 else current_app.logger.warning
+    log(
+        "request %s: %s %s -> %s %s (%s)%s",
+        request_id.current(),
+        request.method,
+        request.path,
+        exc.code,
+        exc.label,
+        exc.reason or exc.message,
+        f": {exc.detail}" if exc.detail else "",
+    )
     response = jsonify(exc.body())
-    response.status_code = exc.http_status(get_services().settings.errors_as_http_status)
+    response.status_code = status
     return response
 
 
@@ -35,5 +49,5 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(Exception)
     def unexpected(exc: Exception) -> Response:
-        app.logger.exception("request failed")
+        app.logger.exception("request %s failed", request_id.current())
         return error_response(DatafariError("httpError", code=500))

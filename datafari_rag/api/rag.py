@@ -8,6 +8,7 @@ from ..errors import DatafariError
 from ..rag.pipeline import RagRequest
 from ..rag.prompts import LANGUAGES
 from .auth import current_access
+from .body import json_object
 from .context import get_services
 from .errors import ok
 from .validation import parse_format, parse_id, parse_lang, parse_query, rag_request
@@ -28,7 +29,7 @@ def run_rag(rag: RagRequest) -> Response:
 @bp.post("/ai/rag")
 def ai_rag() -> Response:
     settings = get_services().settings
-    return run_rag(rag_request(request.get_json(silent=True), settings.query_max_length, accept_language()))
+    return run_rag(rag_request(json_object("ragBadRequest"), settings.query_max_length, accept_language()))
 
 
 def select_rag() -> Response:
@@ -45,9 +46,7 @@ def select_rag() -> Response:
 
 @bp.post("/ai/summarize")
 def ai_summarize() -> Response:
-    body = request.get_json(silent=True)
-    if not isinstance(body, dict):
-        raise DatafariError("summarizationBadRequest", "The request body must be a JSON object.")
+    body = json_object("summarizationBadRequest")
     doc_id = parse_id(body.get("id"), "summarizationBadRequest")
     if doc_id is None:
         raise DatafariError("summarizationBadRequest", "'id' is required.")

@@ -62,7 +62,9 @@ def _solr_json(found: bytes) -> Response:
 def _solr_failure(exc: SolrError) -> DatafariError:
     """Solr refusing a search (400: a query it cannot parse) is the caller's mistake, any other
     failure a technical error."""
-    return DatafariError("ragBadRequest" if exc.status == 400 else "ragTechnicalError", str(exc))
+    if exc.status == 400:
+        return DatafariError("ragBadRequest", "Solr could not run this search.", detail=str(exc))
+    return DatafariError("ragTechnicalError", "The search failed.", detail=str(exc))
 
 
 @bp.get("/search/select")

@@ -14,16 +14,19 @@ by a clean end. If the client goes away, closing the generator closes the upstre
 from __future__ import annotations
 
 import json
+import logging
 import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Blueprint, Response, request, stream_with_context
+from flask import Blueprint, Response, current_app, request, stream_with_context
 
 from ..errors import DatafariError
 from ..rag.pipeline import Event, RagRequest
+from . import request_id
 from .auth import current_access
+from .body import json_object
 from .context import get_services
 from .rag import accept_language
 from .validation import rag_request
@@ -49,7 +52,16 @@ def rag_events(rag: RagRequest) -> Iterator[Event]:
             sources_sent = sources_sent or event.type == "sources.final"
             yield event
     except Exception as exc:  # never a broken stream: the client is told, then the stream ends
-        error = exc if isinstance(exc, DatafariError) else DatafariError("ragTechnicalError", type(exc).__name__)
+        error = exc if isinstance(exc, DatafariError) else DatafariError("ragTechnicalError", "The answer failed.")
+        current_app.logger.log(
+            logging.ERROR if error.code >= 500 else logging.WARNING,
+            "request %s: stream ended by %s %s (%s)%s",
+            request_id.current(),
+            error.code,
+            error.label,
+            error.reason or error.message,
+            f": {error.detail}" if error.detail else f": {exc!r}" if error is not exc else "",
+        )
         if not sources_sent:  # sources are always delivered, even when empty
             yield Event("sources.final", {"items": []})
         yield Event(
@@ -102,7 +114,7 @@ def sse(events: Iterator[Event]) -> Iterator[str]:
 @bp.post("/ai/stream")
 def ai_stream() -> Response:
     settings = get_services().settings
-    rag = rag_request(request.get_json(silent=True), settings.query_max_length, accept_language())
+    rag = rag_request(json_object("ragBadRequest"), settings.query_max_length, accept_language())
     wants_sse = request.accept_mimetypes.best == "text/event-stream"
     body = sse(rag_events(rag)) if wants_sse else ndjson(rag_events(rag))
     mimetype = "text/event-stream" if wants_sse else "application/x-ndjson"

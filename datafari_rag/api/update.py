@@ -51,10 +51,17 @@ def update() -> Response:
     try:
         deleted = indexer.delete_ids(commands.ids, commit)
         for query in commands.queries:
-            deleted += indexer.delete_query(query, commit)
+            try:
+                deleted += indexer.delete_query(query, commit)
+            except SolrError as exc:
+                if exc.status != 400:
+                    raise
+                raise DatafariError(
+                    "updateBadRequest", f"Solr cannot parse the delete query {query[:200]!r}.", detail=str(exc)
+                ) from exc
         results = indexer.add(commands.adds, commit, within) if commands.adds else []
     except SolrError as exc:
-        raise DatafariError("updateTechnicalError", str(exc)) from exc
+        raise DatafariError("updateTechnicalError", "The index could not be written.", detail=str(exc)) from exc
     failed = sum(1 for r in results if r.status == "error")
     return jsonify(
         {

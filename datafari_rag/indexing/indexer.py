@@ -10,6 +10,7 @@ parent, the parent goes to the outbox, and ``reconcile``/``sync`` finish the wor
 
 from __future__ import annotations
 
+import logging
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -22,6 +23,8 @@ from .children import child_documents, language_fields
 from .chunker import chunk_text
 from .embedder import ChunkEmbedder, EmbeddingError
 from .outbox import Outbox
+
+log = logging.getLogger(__name__)
 
 MAX_ID_CHARS = 2048
 ACL_FIELDS = tuple(f"{kind}_token_{level}" for kind in ("allow", "deny") for level in ("share", "parent", "document"))
@@ -192,11 +195,12 @@ class Indexer:
                 self.vectors.commit()
             missing = [] if sidecar else self._without_vector([c["id"] for c in children])
         except (SolrError, EmbeddingError) as exc:
-            self._defer(ids, results, str(exc))
+            kind = "the embedding service" if isinstance(exc, EmbeddingError) else "the vector collection"
+            self._defer(ids, results, f"{kind} failed", str(exc))
             return
         failed = sorted({child_id.rsplit("_", 1)[0] for child_id in missing})
         if failed:
-            self._defer(failed, results, f"the embedding failed for {len(missing)} chunk(s)")
+            self._defer(failed, results, f"the embedding failed for {len(missing)} chunk(s)", "has_vector=false")
         self.outbox.remove(self.main.name, [i for i in ids if i not in failed])
 
     def _delete_surplus(self, counts: dict[str, int]) -> None:
@@ -236,8 +240,11 @@ class Indexer:
             missing += [d["id"] for d in docs if d.get("has_vector") is False]
         return missing
 
-    def _defer(self, parent_ids: list[str], results: dict[str | None, DocResult], reason: str) -> None:
-        self.outbox.add(self.main.name, parent_ids, reason)
+    def _defer(self, parent_ids: list[str], results: dict[str | None, DocResult], reason: str, detail: str) -> None:
+        """The parents go to the outbox with the whole story; the caller is told what failed, in
+        words that name no internal address."""
+        self.outbox.add(self.main.name, parent_ids, f"{reason}: {detail}")
+        log.warning("chunks of %d parent(s) deferred to the outbox: %s: %s", len(parent_ids), reason, detail)
         for pid in parent_ids:
             if pid in results:
                 results[pid].pending = True

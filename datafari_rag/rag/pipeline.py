@@ -109,9 +109,9 @@ class Pipeline:
             yield Event("phase", {"name": "rag:response generation"})
             text = yield from self._final(final, usage, stream)
         except SolrError as exc:
-            raise DatafariError("ragTechnicalError", f"Search failed: {exc}") from exc
+            raise DatafariError("ragTechnicalError", "The search failed.", detail=str(exc)) from exc
         except LlmError as exc:
-            raise DatafariError("ragTechnicalError", str(exc)) from exc
+            raise DatafariError("ragTechnicalError", "The language model failed.", detail=str(exc)) from exc
         except PromptTooLarge as exc:
             raise DatafariError("ragTechnicalError", f"Prompt size limit: {exc}") from exc
         if not text:
@@ -160,9 +160,9 @@ class Pipeline:
             final = refine(self.llm, usage, _ignore, ctx, items, s.max_request_size, "summarize", "summarize_refine")
             summary = (self.llm.generate(user(final.prompt), usage) if final.prompt else "").strip() or final.fallback
         except SolrError as exc:
-            raise DatafariError("summarizationTechnicalError", f"Search failed: {exc}") from exc
+            raise DatafariError("summarizationTechnicalError", "The search failed.", detail=str(exc)) from exc
         except (LlmError, PromptTooLarge) as exc:
-            raise DatafariError("summarizationTechnicalError", str(exc)) from exc
+            raise DatafariError("summarizationTechnicalError", "The language model failed.", detail=str(exc)) from exc
         if not summary.strip():
             raise DatafariError("summarizationTechnicalError", "The LLM returned an empty summary.")
         return summary.strip()

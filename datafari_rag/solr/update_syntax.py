@@ -31,7 +31,14 @@ def _plain(value: Any) -> Any:
 
 
 def parse(raw: bytes) -> UpdateCommands:
-    """The commands of a request body; raises ValueError (or UnicodeDecodeError) when malformed."""
+    """The commands of a request body; raises ValueError when malformed (nested too deeply included)."""
+    try:
+        return _parse(raw)
+    except RecursionError:
+        raise ValueError("the body is nested too deeply") from None
+
+
+def _parse(raw: bytes) -> UpdateCommands:
     text = raw.decode("utf-8", errors="surrogateescape")  # bad bytes fail their document, not the batch
     body = json.loads(text, object_pairs_hook=lambda pairs: pairs)
     commands = UpdateCommands()
@@ -60,6 +67,17 @@ def parse(raw: bytes) -> UpdateCommands:
             commands.commit = True
         elif key != "optimize":
             raise ValueError(f"unknown update command '{key}'")
-    if not all(isinstance(i, str) and i for i in commands.ids):
-        raise ValueError("ids to delete must be non-empty strings")
+    if not all(isinstance(i, str) and i and _is_text(i) for i in commands.ids):
+        raise ValueError("ids to delete must be non-empty strings of valid text")
+    if not all(_is_text(q) for q in commands.queries):
+        raise ValueError("delete queries must be valid text")
     return commands
+
+
+def _is_text(value: str) -> bool:
+    """No lone surrogate and no undecodable byte (both would reach Solr as garbage)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -200,6 +200,12 @@ def test_ids_with_query_syntax_shrink_and_delete_exactly(
     assert len(chunks_of(solr, small_chunks, odd[3])) == full[odd[3]]
 
 
+def test_a_delete_query_solr_cannot_parse_is_the_callers_mistake(update: Callable[..., dict[str, Any]]) -> None:
+    out = update({"delete": {"query": "title:(unclosed AND"}}, commit="true")
+    assert out["http"] == 400 and out["content"]["error"]["label"] == "updateBadRequest"
+    assert "SyntaxError" not in json.dumps(out) and "Solr error" not in json.dumps(out)
+
+
 def test_malformed_update_is_refused(update: Callable[..., dict[str, Any]]) -> None:
     out = update(None, raw=b"{not json")
     assert out["http"] == 400 and out["status"] == "ERROR" and out["content"]["error"]["label"] == "updateBadRequest"

@@ -327,3 +327,13 @@ def test_search_vector(client_for: Callable[..., FlaskClient]) -> None:
         "ragBadRequest"
     )
     assert error_of(client_for().get(f"{API}/search/vector").get_json())[0] == "ragBadRequest"
+
+
+def test_an_llm_failure_names_no_upstream_address_or_text(settings: Settings, corpus: None) -> None:
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    client = create_app(settings.replace(llm_endpoint=dead, llm_max_retries=0)).test_client()
+    response = client.post(f"{API}/ai/rag", json={"query": "paid annual leave"})
+    body = response.get_json()
+    assert body["content"]["error"]["label"] == "ragTechnicalError"
+    assert body["content"]["error"]["reason"] == "The language model failed."
+    assert "127.0.0.1" not in response.get_data(as_text=True) and response.headers["X-Request-ID"]
