@@ -7,6 +7,7 @@ from flask import Flask
 from .api import errors
 from .api.auth import bp as auth_bp
 from .api.health import bp as health_bp
+from .api.openapi import bp as openapi_bp
 from .api.rag import bp as rag_bp
 from .api.request_id import bp as request_id_bp
 from .api.search import bp as search_bp
@@ -28,6 +29,7 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     app.register_blueprint(request_id_bp)  # first: every later hook and log line has the id
     app.register_blueprint(auth_bp)
     app.register_blueprint(health_bp)
+    app.register_blueprint(openapi_bp)
     prefix = settings.api_prefix.rstrip("/")
     app.register_blueprint(rag_bp, url_prefix=prefix)
     app.register_blueprint(search_bp, url_prefix=prefix)

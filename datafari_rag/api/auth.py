@@ -14,7 +14,7 @@ from .context import get_services
 
 bp = Blueprint("auth", __name__)
 
-PUBLIC = frozenset({"health.health"})  # endpoints that serve no document and need no identity
+PUBLIC = frozenset({"health.health", "openapi.openapi"})  # they serve no document and need no identity
 
 
 @bp.before_app_request

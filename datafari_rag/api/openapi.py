@@ -1,0 +1,294 @@
+"""``GET /openapi.json``: the OpenAPI 3.1 description of every endpoint of the sidecar.
+
+Built from the same constants the views validate with (parameter names, limits, languages,
+formats, error labels), so the document and the code cannot drift apart; the test suite runs
+schemathesis against it (``tests/integration/test_openapi.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, jsonify
+
+from ..errors import LABELS
+from ..rag.prompts import FORMAT_INSTRUCTIONS, LANGUAGES
+from .context import get_services
+from .validation import MAX_HISTORY, MAX_ID_CHARS, ROLES
+
+bp = Blueprint("openapi", __name__)
+
+JSON = "application/json"
+NAME_LIST = r"^\s*([A-Za-z_*][A-Za-z0-9_.]*)(\s*,\s*[A-Za-z_*][A-Za-z0-9_.]*)*\s*$"
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"description": description, "content": {JSON: {"schema": schema}}}
+
+
+def _errors(*codes: int) -> dict[str, Any]:
+    """Refusals with their HTTP status (identity, authority, body size, the update endpoint)."""
+    return {str(code): _json(_ref("Error"), "Datafari's error JSON") for code in codes}
+
+
+REFUSALS = (400, 401, 403, 413, 503)
+
+
+def _schemas(max_query: int) -> dict[str, Any]:
+    document = {
+        "type": "object",
+        "properties": {k: {"type": "string"} for k in ("id", "title", "url", "content")},
+        "required": ["id", "title", "url", "content"],
+    }
+    lang = {"type": "string", "enum": sorted(LANGUAGES), "description": "ISO 639-1 answer language"}
+    return {
+        "Ok": {
+            "type": "object",
+            "properties": {
+                "status": {"const": "OK"},
+                "content": {
+                    "type": "object",
+                    "properties": {"message": {"type": "string"}, "documents": {"type": "array", "items": document}},
+                    "required": ["message", "documents"],
+                },
+            },
+            "required": ["status", "content"],
+        },
+        "Error": {
+            "type": "object",
+            "description": "Datafari's error JSON; the labels are those of datafari_rag/errors.py.",
+            "properties": {
+                "status": {"const": "ERROR"},
+                "content": {
+                    "type": "object",
+                    "properties": {
+                        "message": {"type": "string"},
+                        "documents": {"type": "array", "maxItems": 0},
+                        "error": {
+                            "type": "object",
+                            "properties": {
+                                "code": {"type": "integer", "minimum": 400, "maximum": 599},
+                                "label": {"type": "string", "enum": sorted(LABELS)},
+                                "reason": {"type": "string"},
+                            },
+                            "required": ["code", "label"],
+                        },
+                    },
+                    "required": ["message", "documents", "error"],
+                },
+            },
+            "required": ["status", "content"],
+        },
+        "Answer": {"oneOf": [_ref("Ok"), _ref("Error")], "description": "HTTP 200 for both, as Datafari answers"},
+        "RagRequest": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 1, "maxLength": max_query},
+                "id": {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS},
+                "lang": lang,
+                "format": {"type": "string", "enum": sorted(FORMAT_INSTRUCTIONS)},
+                "history": {
+                    "type": "array",
+                    "maxItems": MAX_HISTORY,
+                    "items": {
+                        "type": "object",
+                        "properties": {"role": {"enum": list(ROLES)}, "content": {"type": "string"}},
+                        "required": ["role", "content"],
+                        "additionalProperties": False,
+                    },
+                },
+            },
+            "required": ["query"],
+        },
+        "SummarizeRequest": {
+            "type": "object",
+            "properties": {"id": {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}, "lang": lang},
+            "required": ["id"],
+        },
+        "SolrResults": {
+            "type": "object",
+            "description": "Solr's JSON response, without echoed parameters",
+            "properties": {
+                "responseHeader": {"type": "object"},
+                "response": {
+                    "type": "object",
+                    "properties": {
+                        "numFound": {"type": "integer"},
+                        "start": {"type": "integer"},
+                        "docs": {"type": "array", "items": {"type": "object"}},
+                    },
+                    "required": ["numFound", "docs"],
+                },
+            },
+            "required": ["response"],
+        },
+        "UpdateResult": {
+            "type": "object",
+            "properties": {
+                "responseHeader": {"type": "object", "properties": {"status": {"type": "integer"}}},
+                "added": {"type": "integer"},
+                "failed": {"type": "integer"},
+                "deleted": {"type": "integer"},
+                "results": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "id": {"type": ["string", "null"]},
+                            "status": {"enum": ["ok", "error"]},
+                            "chunks": {"type": "integer"},
+                            "pending": {"type": "boolean"},
+                            "error": {"type": "string"},
+                        },
+                        "required": ["status"],
+                    },
+                },
+            },
+            "required": ["added", "failed", "deleted", "results"],
+        },
+        "Health": {
+            "type": "object",
+            "properties": {"status": {"enum": ["UP", "DOWN"]}, "solr": {"type": "object"}, "agent": {"type": "object"}},
+            "required": ["status"],
+        },
+    }
+
+
+def _query(name: str, schema: dict[str, Any], description: str = "", required: bool = False) -> dict[str, Any]:
+    return {"name": name, "in": "query", "required": required, "schema": schema, "description": description}
+
+
+def _select_parameters() -> list[dict[str, Any]]:
+    params = [
+        _query("q", {"type": "string", "minLength": 1}, "the query (edismax); with action=rag, the question", True),
+        _query("q.op", {"enum": ["AND", "OR"]}),
+        _query("start", {"type": "integer", "minimum": 0, "maximum": 10_000}),
+        _query("rows", {"type": "integer", "minimum": 0, "maximum": 1000}),
+        _query("sort", {"type": "string", "pattern": r"^\s*[A-Za-z_][A-Za-z0-9_]*\s+(asc|desc)\s*$"}),
+        _query("fl", {"type": "string", "pattern": NAME_LIST}),
+        _query("action", {"enum": ["rag"]}, "rag: Datafari's deprecated RAG path"),
+        _query("format", {"enum": sorted(FORMAT_INSTRUCTIONS)}),
+        _query("lang", {"enum": sorted(LANGUAGES)}),
+        _query("id", {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}),
+        _query("wt", {"enum": ["json"]}),
+    ]
+    return params
+
+
+def _vector_parameters() -> list[dict[str, Any]]:
+    params = [
+        _query("queryrag", {"type": "string", "minLength": 1}, "the text to embed", True),
+        _query("q", {"type": "string"}, "an alias of queryrag"),
+        _query("topK", {"type": "integer", "minimum": 1, "maximum": 1000}),
+        _query("rows", {"type": "integer", "minimum": 1, "maximum": 1000}),
+        _query("model", {"type": "string", "pattern": r"^[A-Za-z0-9_\-]{1,100}$"}),
+        _query("fl", {"type": "string", "pattern": NAME_LIST}),
+        _query("wt", {"enum": ["json"]}),
+    ]
+    return params
+
+
+def document(prefix: str, max_query: int) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of an app serving its API under ``prefix``."""
+    answer = _json(_ref("Answer"), "the answer, or Datafari's error JSON (HTTP 200 for both)")
+    rag_body = {"required": True, "content": {JSON: {"schema": _ref("RagRequest")}}}
+    update = {
+        "post": {
+            "summary": "Index documents: Solr's JSON update syntax; parents to FileShare, chunks to VectorMain",
+            "requestBody": {
+                "required": True,
+                "content": {JSON: {"schema": {"oneOf": [{"type": "array", "items": {}}, {"type": "object"}]}}},
+            },
+            "parameters": [_query("commit", {"enum": ["true", "false"]}), _query("commitWithin", {"type": "integer"})],
+            "responses": {"200": _json(_ref("UpdateResult"), "one result per document"), **_errors(*REFUSALS, 500)},
+        }
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "datafari-rag",
+            "version": "1",
+            "description": "Retrieval-augmented answers over Solr with document-level security; Datafari's RagAPI.",
+        },
+        "paths": {
+            "/health": {
+                "get": {
+                    "summary": "Solr, both collections, the model store and the agent",
+                    "responses": {
+                        "200": _json(_ref("Health"), "every part is up"),
+                        "503": _json(_ref("Health"), "a part is down"),
+                    },
+                }
+            },
+            "/openapi.json": {
+                "get": {"summary": "This document", "responses": {"200": _json({"type": "object"}, "OpenAPI 3.1")}}
+            },
+            f"{prefix}/ai/rag": {
+                "post": {
+                    "summary": "An answer from the index (with id: from that one document)",
+                    "requestBody": rag_body,
+                    "responses": {"200": answer, **_errors(*REFUSALS)},
+                }
+            },
+            f"{prefix}/ai/summarize": {
+                "post": {
+                    "summary": "A summary of one document",
+                    "requestBody": {"required": True, "content": {JSON: {"schema": _ref("SummarizeRequest")}}},
+                    "responses": {"200": answer, **_errors(*REFUSALS)},
+                }
+            },
+            f"{prefix}/ai/stream": {
+                "post": {
+                    "summary": "The answer as it is generated: NDJSON, or SSE with Accept: text/event-stream",
+                    "requestBody": rag_body,
+                    "responses": {
+                        "200": {
+                            "description": "the events; a request refused before they start: Datafari's error JSON",
+                            "content": {
+                                "application/x-ndjson": {"schema": {"type": "string"}},
+                                "text/event-stream": {"schema": {"type": "string"}},
+                                JSON: {"schema": _ref("Error")},
+                            },
+                        },
+                        **_errors(*REFUSALS),
+                    },
+                }
+            },
+            f"{prefix}/search/select": {
+                "get": {
+                    "summary": "Search FileShare (BM25) with the user's access; with action=rag, an answer",
+                    "parameters": _select_parameters(),
+                    "responses": {
+                        "200": _json(
+                            {"oneOf": [_ref("SolrResults"), _ref("Ok"), _ref("Error")]},
+                            "Solr's results, or (action=rag) the answer, or Datafari's error JSON",
+                        ),
+                        **_errors(*REFUSALS),
+                    },
+                }
+            },
+            f"{prefix}/search/vector": {
+                "get": {
+                    "summary": "kNN over VectorMain's chunks with the user's access and the parent check",
+                    "parameters": _vector_parameters(),
+                    "responses": {
+                        "200": _json({"oneOf": [_ref("SolrResults"), _ref("Error")]}, "Solr's results or an error"),
+                        **_errors(*REFUSALS),
+                    },
+                }
+            },
+            "/update": update,
+            f"{prefix}/update": update,
+        },
+        "components": {"schemas": _schemas(max_query)},
+    }
+
+
+@bp.get("/openapi.json")
+def openapi() -> Response:
+    settings = get_services().settings
+    return jsonify(document(settings.api_prefix.rstrip("/"), settings.query_max_length))
