@@ -69,6 +69,17 @@ class Settings:
     solr_username: str = _key(SOLR, "solr.username", "", "Basic auth user of the sidecar's Solr client (empty: none).")
     solr_password: str = _key(SOLR, "solr.password", "", "Basic auth password of the sidecar's Solr client.")
     solr_timeout: float = _key(SOLR, "solr.timeout", 30.0, "Seconds before a Solr request is abandoned.")
+    solr_circuit_failures: int = _key(
+        SOLR,
+        "solr.circuit.failures",
+        3,
+        "The sidecar stops asking Solr after this many consecutive requests that could not reach it or "
+        "timed out: requests then fail at once, for solr.circuit.cooldown seconds, then one is tried.",
+        minimum=1,
+    )
+    solr_circuit_cooldown: float = _key(
+        SOLR, "solr.circuit.cooldown", 5.0, "Seconds the circuit stays open before Solr is tried again.", minimum=0.1
+    )
     embeddings_model: str = _key(
         EMBED, "solr.embeddings.model", "default_model", "Name of the model in VectorMain's model store."
     )
@@ -215,7 +226,20 @@ class Settings:
     query_max_length: int = _key(
         RAG, "rag.query.maxLength", 2000, "Longest accepted query, in characters (longer: ragBadRequest).", minimum=10
     )
-    llm_timeout: float = _key(LLM, "llm.timeout", 60.0, "Seconds per LLM call.", minimum=1)
+    llm_timeout: float = _key(
+        LLM,
+        "llm.timeout",
+        60.0,
+        "Seconds one LLM attempt may wait for the connection or for the next bytes of the answer.",
+        minimum=1,
+    )
+    llm_deadline: float = _key(
+        LLM,
+        "llm.deadline",
+        30.0,
+        "Seconds one LLM call may take in all: every attempt, and a streamed answer to its last token.",
+        minimum=1,
+    )
     llm_max_retries: int = _key(LLM, "llm.maxRetries", 1, "Retries of a failed LLM call.")
     llm_max_concurrent: int = _key(
         LLM,

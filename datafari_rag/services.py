@@ -11,6 +11,7 @@ from .indexing.outbox import Outbox
 from .llm import LlmService, OpenAiLlmService
 from .rag.pipeline import Pipeline
 from .solr import SolrClient
+from .solr.breaker import CircuitBreaker
 from .solr.collection import Collection
 
 
@@ -26,8 +27,11 @@ class Services:
 
 
 def solr_client(settings: Settings) -> SolrClient:
+    """The process's Solr client, with its circuit breaker: a Solr that stops answering costs the
+    requests milliseconds, not the whole Solr timeout each."""
     auth = (settings.solr_username, settings.solr_password) if settings.solr_username else None
-    return SolrClient(settings.solr_url, settings.solr_timeout, auth)
+    breaker = CircuitBreaker(settings.solr_circuit_failures, settings.solr_circuit_cooldown)
+    return SolrClient(settings.solr_url, settings.solr_timeout, auth, breaker)
 
 
 def build_services(settings: Settings, llm: LlmService | None = None, outbox: Outbox | None = None) -> Services:

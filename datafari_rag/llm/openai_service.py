@@ -1,8 +1,14 @@
-"""LlmService over any OpenAI-compatible chat completions API, with the ``openai`` package."""
+"""LlmService over any OpenAI-compatible chat completions API, with the ``openai`` package.
+
+Every call has a total deadline (``llm.deadline``): attempts are retried (``llm.maxRetries``) only
+while time remains, each attempt's timeouts are cut to the time left, and a streamed answer is
+closed when the deadline passes, however slowly its tokens trickle in.
+"""
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,11 +31,14 @@ class OpenAiLlmService:
         self.model = settings.llm_model
         self.temperature = settings.llm_temperature
         self.max_tokens = settings.llm_max_tokens
+        self.timeout = settings.llm_timeout
+        self.deadline = settings.llm_deadline
+        self.max_retries = settings.llm_max_retries
         self.client = openai.OpenAI(
             base_url=settings.llm_url,
             api_key=settings.llm_token or "no-key",
             timeout=settings.llm_timeout,
-            max_retries=settings.llm_max_retries,
+            max_retries=0,  # retried here, within the deadline
             # keep a connection open for every call that may run at once
             http_client=openai.DefaultHttpxClient(
                 limits=httpx.Limits(
@@ -40,7 +49,27 @@ class OpenAiLlmService:
         )
         self._slots = threading.BoundedSemaphore(settings.llm_max_concurrent)
 
-    def _create_stream(self, messages: list[ChatMessage]):  # type: ignore[no-untyped-def]
+    def _timeout(self, ends: float) -> httpx.Timeout:
+        """This attempt's timeouts: never past the call's deadline."""
+        left = max(0.001, ends - time.monotonic())
+        return httpx.Timeout(min(self.timeout, left), connect=min(5.0, left))
+
+    def _attempts(self, ends: float, call):  # type: ignore[no-untyped-def]
+        """``call(timeout)`` until it succeeds, retrying failures that may pass while time remains."""
+        attempt = 0
+        while True:
+            if time.monotonic() >= ends:
+                raise LlmError(f"The LLM did not answer within {self.deadline:g} s.")
+            try:
+                return call(self._timeout(ends))
+            except (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError) as exc:
+                attempt += 1
+                if attempt > self.max_retries or time.monotonic() >= ends:
+                    raise LlmError(f"The LLM call failed: {exc}") from exc
+            except openai.OpenAIError as exc:
+                raise LlmError(f"The LLM call failed: {exc}") from exc
+
+    def _create_stream(self, messages: list[ChatMessage], timeout: httpx.Timeout):  # type: ignore[no-untyped-def]
         return self.client.chat.completions.create(
             model=self.model,
             messages=messages,  # type: ignore[arg-type]
@@ -48,9 +77,10 @@ class OpenAiLlmService:
             max_tokens=self.max_tokens,
             stream=True,
             stream_options={"include_usage": True},
+            timeout=timeout,
         )
 
-    def _complete(self, messages: list[ChatMessage]) -> dict[str, Any]:
+    def _complete(self, messages: list[ChatMessage], timeout: httpx.Timeout) -> dict[str, Any]:
         """One non-streamed completion as plain JSON, through the client's own ``post`` (its retries,
         timeouts and errors) but without typed request and response models: those cost a
         millisecond of CPU a call (measured), which 64 concurrent requests on 2 cores feel."""
@@ -60,7 +90,9 @@ class OpenAiLlmService:
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
         }
-        response = self.client.post("/chat/completions", cast_to=httpx.Response, body=body)
+        response = self.client.post(
+            "/chat/completions", cast_to=httpx.Response, body=body, options={"timeout": timeout}
+        )
         try:
             data = response.json()
         except ValueError as exc:
@@ -70,11 +102,9 @@ class OpenAiLlmService:
         return data
 
     def generate(self, messages: list[ChatMessage], usage: Usage | None = None) -> str:
+        ends = time.monotonic() + self.deadline
         with self._slots:
-            try:
-                completion = self._complete(messages)
-            except openai.OpenAIError as exc:
-                raise LlmError(f"The LLM call failed: {exc}") from exc
+            completion = self._attempts(ends, lambda timeout: self._complete(messages, timeout))
         choice = (completion.get("choices") or [{}])[0]
         message = choice.get("message") if isinstance(choice, dict) else None
         text = (message or {}).get("content") or ""
@@ -87,14 +117,14 @@ class OpenAiLlmService:
         return text
 
     def stream(self, messages: list[ChatMessage], usage: Usage | None = None) -> Iterator[str]:
+        ends = time.monotonic() + self.deadline
         with self._slots:
-            try:
-                chunks = self._create_stream(messages)
-            except openai.OpenAIError as exc:
-                raise LlmError(f"The LLM call failed: {exc}") from exc
+            chunks = self._attempts(ends, lambda timeout: self._create_stream(messages, timeout))
             text, reported = [], None
             try:
                 for chunk in chunks:
+                    if time.monotonic() > ends:
+                        raise LlmError(f"The LLM's answer did not end within {self.deadline:g} s.")
                     if chunk.usage:
                         reported = chunk.usage
                     for choice in chunk.choices:
@@ -102,8 +132,8 @@ class OpenAiLlmService:
                         if piece:
                             text.append(piece)
                             yield piece
-            except openai.OpenAIError as exc:
-                raise LlmError(f"The LLM stream failed: {exc}") from exc
+            except (openai.OpenAIError, httpx.HTTPError) as exc:
+                raise LlmError(f"The LLM stream failed: {exc!r}") from exc
             finally:
                 chunks.close()  # a client that went away cancels the upstream request
         if usage is not None:

@@ -10,14 +10,14 @@ from typing import Any
 from .client import SolrClient
 
 
-def system_info(solr: SolrClient) -> dict[str, Any]:
+def system_info(solr: SolrClient, timeout: float | None = None) -> dict[str, Any]:
     """Solr's version and mode (``solrcloud`` or ``std``)."""
-    info = solr.get("admin/info/system")
+    info = solr.get("admin/info/system", timeout=timeout)
     return {"version": info["lucene"]["solr-spec-version"], "mode": info.get("mode", "std")}
 
 
-def list_collections(solr: SolrClient) -> list[str]:
-    return list(solr.get("admin/collections", {"action": "LIST"}).get("collections", []))
+def list_collections(solr: SolrClient, timeout: float | None = None) -> list[str]:
+    return list(solr.get("admin/collections", {"action": "LIST"}, timeout=timeout).get("collections", []))
 
 
 def zip_configset(folder: Path) -> bytes:

@@ -14,7 +14,10 @@ from urllib.parse import urlencode, urlsplit
 
 import urllib3
 
+from .breaker import CircuitBreaker
+
 POOL_SIZE = 128  # connections kept open to Solr: every concurrent request of a busy process
+CONNECT_TIMEOUT = 2.0  # seconds: a Solr on the network connects in milliseconds, or is not there
 
 
 class SolrError(RuntimeError):
@@ -28,9 +31,16 @@ class SolrError(RuntimeError):
 class SolrClient:
     """A thin JSON client over Solr's HTTP API, shared by every part of the sidecar."""
 
-    def __init__(self, base_url: str, timeout: float = 30.0, auth: tuple[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        timeout: float = 30.0,
+        auth: tuple[str, str] | None = None,
+        breaker: CircuitBreaker | None = None,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
+        self.breaker = breaker  # None: every request goes to Solr (the CLI's and the runtime's own clients)
         # Solr is reached directly: no proxy from the environment, no retries behind our back
         self.pool = urllib3.PoolManager(maxsize=POOL_SIZE, block=False, retries=False)
         self.headers = urllib3.make_headers(basic_auth=":".join(auth)) if auth else {}
@@ -53,10 +63,23 @@ class SolrClient:
         if json is not None:
             data = jsonlib.dumps(json).encode("utf-8")
             sent["Content-Type"] = "application/json"
+        if self.breaker is not None and not self.breaker.allow():
+            raise SolrError(0, f"Solr at {self.base_url} is not answering (circuit open; retried shortly)")
+        seconds = timeout or self.timeout
         try:
-            response = self.pool.request(method, url, body=data, headers=sent, timeout=timeout or self.timeout)
+            response = self.pool.request(
+                method,
+                url,
+                body=data,
+                headers=sent,
+                timeout=urllib3.Timeout(connect=min(CONNECT_TIMEOUT, seconds), read=seconds),
+            )
         except urllib3.exceptions.HTTPError as exc:
+            if self.breaker is not None:
+                self.breaker.failed()
             raise SolrError(0, f"Solr is unreachable at {self.base_url}: {exc}") from exc
+        if self.breaker is not None:
+            self.breaker.succeeded()
         if response.status >= 400:
             raise SolrError(response.status, _error_message(response.status, path, _json(response.data)))
         return response

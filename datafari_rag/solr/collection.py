@@ -98,9 +98,9 @@ class Collection:
         """The same search, Solr's JSON unparsed, for the search proxy to pass on."""
         return secured_search_bytes(self.solr, self.name, handler, params, access)
 
-    def count(self, query: str = "*:*") -> int:
+    def count(self, query: str = "*:*", timeout: float | None = None) -> int:
         params = [("q", query), ("defType", "lucene"), ("rows", 0)]
-        return int(self.search("select", params, UserAccess.indexer())["response"]["numFound"])
+        return int(self.search("select", params, UserAccess.indexer(), timeout)["response"]["numFound"])
 
     def get(self, ids: list[str], fields: str) -> list[dict[str, Any]]:
         """Documents by id, committed or not (real-time get), read as the indexer."""

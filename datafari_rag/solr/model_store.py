@@ -25,8 +25,8 @@ def desired_model(settings: Settings) -> dict[str, Any]:
     return model
 
 
-def get_models(solr: SolrClient, collection: str) -> list[dict[str, Any]]:
-    return list(solr.get(f"{collection}/{PATH}").get("models", []))
+def get_models(solr: SolrClient, collection: str, timeout: float | None = None) -> list[dict[str, Any]]:
+    return list(solr.get(f"{collection}/{PATH}", timeout=timeout).get("models", []))
 
 
 def put_model(solr: SolrClient, collection: str, model: dict[str, Any]) -> None:

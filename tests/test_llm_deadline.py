@@ -1,0 +1,53 @@
+"""One LLM call never outlives llm.deadline: neither a hung endpoint, nor retries, nor a stream
+whose tokens trickle in (the recording stub plays the slow LLM)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from datafari_rag.config import Settings
+from datafari_rag.llm import LlmError, OpenAiLlmService
+from datafari_rag.testing.fake_llm import FakeLlm
+from datafari_rag.testing.servers import serve
+
+MESSAGES = [{"role": "user", "content": "Question?"}]
+
+
+@pytest.fixture(scope="module")
+def stub() -> Iterator[tuple[FakeLlm, str]]:
+    fake = FakeLlm()
+    with serve(fake.app()) as url:
+        yield fake, f"{url}/v1"
+
+
+def service(url: str, deadline: float = 2.0) -> OpenAiLlmService:
+    return OpenAiLlmService(Settings(llm_endpoint=url, llm_timeout=60, llm_max_retries=1, llm_deadline=deadline))
+
+
+def test_a_hung_llm_is_abandoned_at_the_deadline(stub: tuple[FakeLlm, str]) -> None:
+    fake, url = stub
+    fake.reset(delay=20)
+    began = time.monotonic()
+    with pytest.raises(LlmError):
+        service(url).generate(MESSAGES)  # type: ignore[arg-type]
+    assert time.monotonic() - began < 3.0  # before: two attempts of llm.timeout (120 s)
+
+
+def test_a_trickling_stream_is_cut_at_the_deadline(stub: tuple[FakeLlm, str]) -> None:
+    fake, url = stub
+    fake.reset(answer=lambda _: "word " * 100, chunk_delay=0.2)  # 20 s of tokens, each well within llm.timeout
+    began, pieces = time.monotonic(), []
+    with pytest.raises(LlmError, match="did not end within 2 s"):
+        for piece in service(url).stream(MESSAGES):  # type: ignore[arg-type]
+            pieces.append(piece)
+    assert time.monotonic() - began < 3.0 and 3 <= len(pieces) < 100
+
+
+def test_an_answer_within_the_deadline_is_untouched(stub: tuple[FakeLlm, str]) -> None:
+    fake, url = stub
+    fake.reset(answer=lambda _: "one two three", chunk_delay=0.05)
+    assert "".join(service(url).stream(MESSAGES)) == "one two three"  # type: ignore[arg-type]
+    assert service(url).generate(MESSAGES) == "one two three"  # type: ignore[arg-type]
