@@ -80,6 +80,7 @@ def test_children_copy_every_field_but_the_full_text() -> None:
         "id": "p1_1",
         "parent_doc": "p1",
         "chunk_index": 1,
+        "chunk_count": 2,
         "parent_version": 3,  # the parent's _version_: how sync and reconcile see a changed parent
         "embedded_content": "two",
         "exactContent": "two",

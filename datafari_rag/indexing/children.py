@@ -2,6 +2,7 @@
 
 Child id ``<parentId>_<i>`` (0-based), ``parent_doc`` = parent id, ``chunk_index`` = i,
 ``parent_version`` = the parent's ``_version_`` in FileShare (how sync and reconcile see changes),
+``chunk_count`` = how many chunks that version has (how a set cut short is seen),
 ``embedded_content`` = ``exactContent`` = the chunk text; every other field of the parent is
 copied (title, url, source, extension, language, last_modified, the six ACL token fields…),
 except its full-text fields, its vectors and the fields Solr manages.
@@ -12,7 +13,17 @@ from __future__ import annotations
 from typing import Any
 
 FULL_TEXT = {"exactContent", "preview_content", "embedded_content", "title_en", "title_fr"}
-MANAGED = {"id", "_version_", "_root_", "indexed_at", "parent_doc", "chunk_index", "has_vector", "parent_version"}
+MANAGED = {
+    "id",
+    "_version_",
+    "_root_",
+    "indexed_at",
+    "parent_doc",
+    "chunk_index",
+    "chunk_count",
+    "has_vector",
+    "parent_version",
+}
 
 
 def language_fields(doc: dict[str, Any], text: str) -> dict[str, Any]:
@@ -41,6 +52,7 @@ def child_documents(parent: dict[str, Any], chunks: list[str]) -> list[dict[str,
             "id": f"{parent['id']}_{i}",
             "parent_doc": parent["id"],
             "chunk_index": i,
+            "chunk_count": len(chunks),
             **({"parent_version": parent["_version_"]} if parent.get("_version_") else {}),
             "embedded_content": chunk,
             "exactContent": chunk,

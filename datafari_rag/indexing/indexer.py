@@ -148,9 +148,14 @@ class Indexer:
                 results.append(DocResult(raw_id if isinstance(raw_id, str) else None, "error", error=str(exc)))
         by_id = {r.id: r for r in results if r.status == "ok"}
         valid = [{**language_fields(doc, _text(doc)), **doc} for doc in valid]
+        if self.settings.vector_enabled and valid:  # intent first: a crash from here on leaves a trace
+            self.outbox.add(self.main.name, [d["id"] for d in valid], "being written")
         accepted = self._write_parents(valid, by_id, commit, commit_within)
         if accepted and self.settings.vector_enabled:
-            self._write_chunks(accepted, by_id, commit, commit_within)
+            written = self._write_chunks(accepted, by_id, commit, commit_within)
+            self._settle(written, by_id)
+        rejected = [d["id"] for d in valid if by_id[d["id"]].status == "error"]
+        self.outbox.remove(self.main.name, rejected)  # FileShare refused them: nothing to finish
         return results
 
     def _write_parents(
@@ -174,7 +179,10 @@ class Indexer:
 
     def _write_chunks(
         self, parents: list[dict[str, Any]], results: dict[str | None, DocResult], commit: bool, within: int | None
-    ) -> None:
+    ) -> dict[str, int | None]:
+        """Writes the chunks of ``parents`` (each with its ``_version_``), then deletes the chunks of
+        every other version of them; returns the version each parent's chunks were written from
+        (the parents whose chunks failed are deferred to the outbox and left out)."""
         children: list[dict[str, Any]] = []
         counts: dict[str, int] = {}
         for parent in parents:
@@ -190,25 +198,51 @@ class Indexer:
                 self._embed_and_post_children(children, within)
             else:
                 self._post_children(children, within)
-            self._delete_surplus(counts)
+            self._delete_other_versions(parents, counts)
             if commit:
                 self.vectors.commit()
             missing = [] if sidecar else self._without_vector([c["id"] for c in children])
         except (SolrError, EmbeddingError) as exc:
             kind = "the embedding service" if isinstance(exc, EmbeddingError) else "the vector collection"
             self._defer(ids, results, f"{kind} failed", str(exc))
-            return
+            return {}
         failed = sorted({child_id.rsplit("_", 1)[0] for child_id in missing})
         if failed:
             self._defer(failed, results, f"the embedding failed for {len(missing)} chunk(s)", "has_vector=false")
-        self.outbox.remove(self.main.name, [i for i in ids if i not in failed])
+        done = [i for i in ids if i not in failed]
+        self.outbox.remove(self.main.name, done)
+        versions = {p["id"]: p.get("_version_") for p in parents}
+        return {pid: versions[pid] for pid in done}
 
-    def _delete_surplus(self, counts: dict[str, int]) -> None:
-        """Deletes the chunks left from a longer earlier version (``chunk_index`` >= today's count),
-        each parent named by exact term (never through query syntax)."""
-        self.vectors.delete_by_terms(
-            "parent_doc", counts, also={pid: f"chunk_index:[{n} TO *]" for pid, n in counts.items()}
-        )
+    def _delete_other_versions(self, parents: list[dict[str, Any]], counts: dict[str, int]) -> None:
+        """Deletes every chunk of these parents not written from the version just written: those of
+        an earlier, longer version, and those a concurrent writer of an older version left. Each
+        parent is named by exact term (never through query syntax)."""
+        also = {}
+        for parent in parents:
+            version = parent.get("_version_")
+            also[parent["id"]] = (
+                f"*:* -parent_version:{int(version)}" if version else f"chunk_index:[{counts[parent['id']]} TO *]"
+            )
+        self.vectors.delete_by_terms("parent_doc", counts, also=also)
+
+    def _settle(self, written: dict[str, int | None], results: dict[str | None, DocResult], rounds: int = 3) -> None:
+        """Last write wins for parent and chunks together: when another writer changed a parent while
+        its chunks were being written, the chunks of its current version are written (again), until
+        the chunks match the parent. What is still moving after ``rounds`` stays in the outbox."""
+        for _ in range(rounds):
+            ids = [pid for pid, version in written.items() if version is not None]
+            if not ids:
+                return
+            current = {d["id"]: d for d in self.main.get(ids, "*")}
+            gone = [pid for pid in ids if pid not in current]
+            if gone:  # deleted meanwhile: its chunks go too
+                self.delete_children(gone)
+            moved = [current[pid] for pid in ids if pid in current and current[pid].get("_version_") != written[pid]]
+            if not moved:
+                return
+            self.outbox.add(self.main.name, [d["id"] for d in moved], "changed while its chunks were written")
+            written = self._write_chunks(moved, results, commit=False, within=None)
 
     def _embed_and_post_children(self, children: list[dict[str, Any]], within: int | None) -> None:
         """Sidecar mode: each batch of chunks is written as soon as its vectors come back, while
@@ -270,7 +304,7 @@ class Indexer:
                 except DocumentError as exc:
                     by_id[pid].status, by_id[pid].error = "error", str(exc)
             if usable:
-                self._write_chunks(usable, by_id, commit=True, within=None)
+                self._settle(self._write_chunks(usable, by_id, commit=True, within=None), by_id)
             results += by_id.values()
         return results
 
@@ -288,5 +322,8 @@ class Indexer:
         return len(ids)
 
     def delete_query(self, query: str, commit: bool = False) -> int:
-        """Deletes the parents matching a Solr query, and their chunks."""
+        """Deletes the parents matching a Solr query, and their chunks. Like Solr's own delete by
+        query, it sees documents added but not yet committed: FileShare is committed first, so the
+        search that finds the parents (and so their chunks) sees every add acknowledged so far."""
+        self.main.commit()
         return self.delete_ids([d["id"] for d in self.main.scan(query, "id")], commit)

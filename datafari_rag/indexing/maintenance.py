@@ -1,9 +1,11 @@
 """``sync`` and ``reconcile``: keeping VectorMain in step with FileShare, however FileShare changed.
 
-Every chunk records its parent's ``_version_`` (``parent_version``). Solr gives a document a new
-version on every write — a full add, an atomic update (``{"set": …}``), by any client — so a
-parent whose version differs from its chunks' has changed since they were written: its ACL, its
-text, any field. Both commands compare versions, never dates.
+Every chunk records its parent's ``_version_`` (``parent_version``) and how many chunks that
+version has (``chunk_count``). Solr gives a document a new version on every write — a full add,
+an atomic update (``{"set": …}``), by any client — so a parent whose version differs from its
+chunks' has changed since they were written: its ACL, its text, any field; and a parent with
+fewer chunks than ``chunk_count`` says (a writer killed midway) is incomplete. Both commands
+compare versions and counts, never dates.
 
 sync: parents new or changed since their chunks were written get their chunks (again); chunks
 whose parent vanished are deleted.
@@ -35,6 +37,7 @@ class Chunks:
     count: int
     versions: frozenset[int]  # the parent versions its chunks were written from (empty: unknown)
     missing_vectors: int
+    complete: bool  # as many chunks as their chunk_count says, all agreeing
 
 
 def _chunks_by_parent(indexer: Indexer) -> dict[str, Chunks]:
@@ -48,6 +51,8 @@ def _chunks_by_parent(indexer: Indexer) -> dict[str, Chunks]:
                 "high": "max(parent_version)",
                 "dated": "sum(if(exists(parent_version),1,0))",
                 "missing": "sum(if(has_vector,0,1))",
+                "fewest": "min(chunk_count)",
+                "most": "max(chunk_count)",
             },
         }
     }
@@ -55,7 +60,8 @@ def _chunks_by_parent(indexer: Indexer) -> dict[str, Chunks]:
     for bucket in indexer.vectors.facet(facet).get("parents", {}).get("buckets", []):
         complete = bucket.get("dated", 0) == bucket["count"]  # every chunk knows its parent version
         versions = frozenset({int(bucket["low"]), int(bucket["high"])}) if complete and "low" in bucket else frozenset()
-        out[bucket["val"]] = Chunks(bucket["count"], versions, int(bucket.get("missing", 0)))
+        complete = bucket.get("fewest") == bucket.get("most") == bucket["count"]
+        out[bucket["val"]] = Chunks(bucket["count"], versions, int(bucket.get("missing", 0)), complete)
     return out
 
 
@@ -64,8 +70,13 @@ def _parent_versions(indexer: Indexer) -> dict[str, int | None]:
 
 
 def _changed(parents: dict[str, int | None], chunks: dict[str, Chunks]) -> list[str]:
-    """Parents with no chunks, or whose chunks were written from another version of them."""
-    return sorted(p for p, version in parents.items() if p not in chunks or chunks[p].versions != {version})
+    """Parents with no chunks, whose chunks were written from another version of them, or whose
+    set of chunks is incomplete."""
+    return sorted(
+        p
+        for p, version in parents.items()
+        if p not in chunks or chunks[p].versions != {version} or not chunks[p].complete
+    )
 
 
 def _repair(indexer: Indexer, report: Report, name: str, parent_ids: list[str]) -> None:
@@ -98,7 +109,7 @@ def reconcile(indexer: Indexer) -> Report:
     _drop_vanished(indexer, report, "orphan chunks (parents)", sorted(set(chunks) - set(parents)))
     changed = _changed(parents, chunks)
     _repair(indexer, report, "parents without chunks", [p for p in changed if p not in chunks])
-    _repair(indexer, report, "stale chunks (parents)", [p for p in changed if p in chunks])
+    _repair(indexer, report, "stale or incomplete chunks (parents)", [p for p in changed if p in chunks])
     done = set(changed)
     no_vector = sorted(p for p, c in chunks.items() if p in parents and c.missing_vectors and p not in done)
     _repair(indexer, report, "chunks without a vector (parents)", no_vector)

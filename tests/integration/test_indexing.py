@@ -298,7 +298,7 @@ def test_reconcile_finds_orphans_and_stale_chunks(
         json=[{"id": "idx-stale", "exactContent": SENTENCES[5]}],
     )  # re-indexed behind our back
     report = reconcile(indexer)
-    assert report.found["orphan chunks (parents)"] >= 1 and report.found["stale chunks (parents)"] >= 1
+    assert report.found["orphan chunks (parents)"] >= 1 and report.found["stale or incomplete chunks (parents)"] >= 1
     assert not chunks_of(solr, small_chunks, "idx-orphan")
     assert chunks_of(solr, small_chunks, "idx-stale")[0]["embedded_content"] == SENTENCES[5]
 

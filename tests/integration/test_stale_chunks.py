@@ -105,7 +105,10 @@ def test_sync_and_reconcile_see_an_atomic_acl_change(stale: tuple[Settings, Inde
     tighten(solr, settings, "stale-2")
     straight_to_fileshare(solr, settings, [{"id": "stale-3", "exactContent": "Rewritten: the fog horn schedule."}])
     report = reconcile(indexer)
-    assert report.found["stale chunks (parents)"] == 2 and report.fixed["stale chunks (parents)"] == 2
+    assert (
+        report.found["stale or incomplete chunks (parents)"] == 2
+        and report.fixed["stale or incomplete chunks (parents)"] == 2
+    )
     rewritten = solr.get(f"{settings.collection_vector}/select", {"q": "parent_doc:stale-3", "fl": "embedded_content"})
     assert [c["embedded_content"] for c in rewritten["response"]["docs"]] == ["Rewritten: the fog horn schedule."]
-    assert reconcile(indexer).found["stale chunks (parents)"] == 0
+    assert reconcile(indexer).found["stale or incomplete chunks (parents)"] == 0
