@@ -105,15 +105,6 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
-@contextmanager
-def stub_llm_process(port: int, delay: float) -> Iterator[str]:
-    """The recording LLM stub in a process of its own, so that it does not share the GIL with
-    the benchmark's client threads; yields its OpenAI base URL."""
-    url = f"http://127.0.0.1:{port}/v1"
-    with served_process(["datafari_rag.testing.fake_llm", "--port", str(port), "--delay", str(delay)], f"{url}/models"):
-        yield url
-
-
 @dataclass
 class Figure:
     """One figure of a benchmark, for the summary table of ``python -m bench``."""

@@ -16,9 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import requests
 
-from bench.common import Figure, bench_stack, emit, stub_llm_process, warm_solr
+from bench.common import Figure, bench_stack, emit, warm_solr
 from datafari_rag.testing.fake_llm import FakeLlm
-from datafari_rag.testing.servers import free_port, serve, served_sidecar
+from datafari_rag.testing.servers import free_port, serve, served_sidecar, stub_llm_process
 
 BIG_ID = "bench://manual"
 LATENCY = 1.0

@@ -5,7 +5,8 @@ Requests spend most of their time waiting on Solr and the LLM, so threads (gthre
 than processes carry the concurrency; two processes use both cores. Each process has enough
 threads to hold every request of a burst by itself, because connections are not spread evenly
 between processes (measured: 32 threads per process served 64 concurrent 1-second LLM calls at
-0.47 of the ideal rate, 64 threads at bench/concurrency.py's figure).
+0.47 of the ideal rate, 64 threads at bench/concurrency.py's figure); answers may hold all but
+``server.reservedThreads`` of them (see datafari_rag/api/capacity.py).
 """
 
 from datafari_rag.api.gunicorn_errors import install as json_errors

@@ -6,6 +6,7 @@ from flask import Flask
 
 from .api import errors
 from .api.auth import bp as auth_bp
+from .api.capacity import AnswerSlots
 from .api.health import bp as health_bp
 from .api.openapi import bp as openapi_bp
 from .api.rag import bp as rag_bp
@@ -24,6 +25,7 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     settings = settings or load_settings()
     app.extensions["datafari_rag"] = build_services(settings, llm)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_size  # larger bodies: 413, never read
+    app.extensions["answer_slots"] = AnswerSlots(settings.server_threads, settings.server_reserved_threads)
     app.url_map.merge_slashes = False  # "//ai/rag" is not found, rather than redirected with an HTML page
     errors.register(app)
     app.register_blueprint(request_id_bp)  # first: every later hook and log line has the id

@@ -127,8 +127,18 @@ class Settings:
     server_threads: int = _key(
         SERVER,
         "server.threads",
-        64,
-        "Threads per worker: every request of a burst waiting on Solr or the LLM holds one.",
+        72,
+        "Threads per worker: every request of a burst waiting on Solr or the LLM holds one "
+        "(72: 64 answers at once, and server.reservedThreads for the rest).",
+        minimum=1,
+    )
+    server_reserved_threads: int = _key(
+        SERVER,
+        "server.reservedThreads",
+        8,
+        "Threads of each process kept for searches, health checks and updates: answers, which wait on "
+        "the LLM, may hold the others, and get a busy error beyond them, so a slow LLM never makes a "
+        "search wait.",
         minimum=1,
     )
     server_access_log: str = _key(

@@ -9,6 +9,7 @@ from ..rag.pipeline import RagRequest
 from ..rag.prompts import LANGUAGES
 from .auth import current_access
 from .body import json_object
+from .capacity import answer_slot
 from .context import get_services
 from .errors import ok
 from .validation import parse_format, parse_id, parse_lang, parse_query, rag_request
@@ -22,7 +23,8 @@ def accept_language() -> str | None:
 
 
 def run_rag(rag: RagRequest) -> Response:
-    answer = get_services().pipeline.answer(rag, current_access())
+    with answer_slot():
+        answer = get_services().pipeline.answer(rag, current_access())
     return ok(answer.message, answer.documents)
 
 
@@ -51,4 +53,6 @@ def ai_summarize() -> Response:
     if doc_id is None:
         raise DatafariError("summarizationBadRequest", "'id' is required.")
     lang = parse_lang(body.get("lang"), "summarizationBadRequest") or accept_language()
-    return ok(get_services().pipeline.summarize(doc_id, lang, current_access()), [])
+    with answer_slot("summarizationTechnicalError"):
+        summary = get_services().pipeline.summarize(doc_id, lang, current_access())
+    return ok(summary, [])

@@ -27,6 +27,7 @@ from ..rag.pipeline import Event, RagRequest
 from . import request_id
 from .auth import current_access
 from .body import json_object
+from .capacity import slots
 from .context import get_services
 from .rag import accept_language
 from .validation import rag_request
@@ -115,10 +116,13 @@ def sse(events: Iterator[Event]) -> Iterator[str]:
 def ai_stream() -> Response:
     settings = get_services().settings
     rag = rag_request(json_object("ragBadRequest"), settings.query_max_length, accept_language())
+    pool = slots()
+    pool.take()  # refused here, as JSON, when every answer slot is held
     wants_sse = request.accept_mimetypes.best == "text/event-stream"
     body = sse(rag_events(rag)) if wants_sse else ndjson(rag_events(rag))
     mimetype = "text/event-stream" if wants_sse else "application/x-ndjson"
     response = Response(stream_with_context(body), mimetype=mimetype)
+    response.call_on_close(pool.give_back)  # once the stream ends, however it ends (even unread)
     response.headers["Cache-Control"] = "no-cache"
     response.headers["X-Accel-Buffering"] = "no"  # no proxy buffering of the stream
     return response

@@ -148,7 +148,13 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.0)
     args = parser.parse_args()
     app = FakeLlm(delay=args.delay).app()
-    options = {"bind": f"127.0.0.1:{args.port}", "workers": 1, "worker_class": "gthread", "threads": 256}
+    options = {
+        "bind": f"127.0.0.1:{args.port}",
+        "workers": 1,
+        "worker_class": "gthread",
+        "threads": 256,
+        "control_socket_disable": True,  # a stub needs none (and must not take a server's)
+    }
 
     class Stub(BaseApplication):  # gunicorn's documented way to serve an app object
         def load_config(self) -> None:

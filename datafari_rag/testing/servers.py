@@ -85,3 +85,12 @@ def served_sidecar(settings: Settings, port: int) -> Iterator[str]:
         ["datafari_rag.cli", "serve"], f"{base}/health", settings_env(settings.replace(server_port=port))
     ):
         yield base
+
+
+@contextmanager
+def stub_llm_process(port: int, delay: float) -> Iterator[str]:
+    """The recording LLM stub in a process of its own (so that it does not share the GIL with the
+    caller's threads); yields its OpenAI base URL."""
+    url = f"http://127.0.0.1:{port}/v1"
+    with served_process(["datafari_rag.testing.fake_llm", "--port", str(port), "--delay", str(delay)], f"{url}/models"):
+        yield url
