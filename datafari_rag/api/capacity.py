@@ -32,6 +32,22 @@ class AnswerSlots:
         self._free.release()
 
 
+class Hold:
+    """One slot held by a stream: given back once, whichever comes first — the stream's end (its
+    generator finishes or is closed) or the response being closed (a stream never read)."""
+
+    def __init__(self, pool: AnswerSlots) -> None:
+        pool.take()
+        self._pool, self._held = pool, True
+        self._lock = threading.Lock()
+
+    def release(self) -> None:
+        with self._lock:
+            if self._held:
+                self._held = False
+                self._pool.give_back()
+
+
 def slots() -> AnswerSlots:
     return current_app.extensions["answer_slots"]
 

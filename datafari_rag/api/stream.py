@@ -27,7 +27,7 @@ from ..rag.pipeline import Event, RagRequest
 from . import request_id
 from .auth import current_access
 from .body import json_object
-from .capacity import slots
+from .capacity import Hold, slots
 from .context import get_services
 from .rag import accept_language
 from .validation import rag_request
@@ -39,8 +39,9 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def rag_events(rag: RagRequest) -> Iterator[Event]:
-    """The pipeline's events, with the start, the end and any error as events too."""
+def rag_events(rag: RagRequest, hold: Hold | None = None) -> Iterator[Event]:
+    """The pipeline's events, with the start, the end and any error as events too; ``hold``'s
+    answer slot is given back when they end."""
     services = get_services()
     yield Event("stream.started", {"id": uuid.uuid4().hex, "query": rag.query})
     partial: list[str] = []
@@ -79,6 +80,8 @@ def rag_events(rag: RagRequest) -> Iterator[Event]:
         return
     finally:
         events.close()  # the client left: cancels the LLM stream upstream
+        if hold is not None:
+            hold.release()
     yield Event("stream.completed", {"status": "OK"})
 
 
@@ -116,13 +119,12 @@ def sse(events: Iterator[Event]) -> Iterator[str]:
 def ai_stream() -> Response:
     settings = get_services().settings
     rag = rag_request(json_object("ragBadRequest"), settings.query_max_length, accept_language())
-    pool = slots()
-    pool.take()  # refused here, as JSON, when every answer slot is held
+    hold = Hold(slots())  # refused here, as JSON, when every answer slot is held
     wants_sse = request.accept_mimetypes.best == "text/event-stream"
-    body = sse(rag_events(rag)) if wants_sse else ndjson(rag_events(rag))
+    body = sse(rag_events(rag, hold)) if wants_sse else ndjson(rag_events(rag, hold))
     mimetype = "text/event-stream" if wants_sse else "application/x-ndjson"
     response = Response(stream_with_context(body), mimetype=mimetype)
-    response.call_on_close(pool.give_back)  # once the stream ends, however it ends (even unread)
+    response.call_on_close(hold.release)  # a stream never read gives its slot back too
     response.headers["Cache-Control"] = "no-cache"
     response.headers["X-Accel-Buffering"] = "no"  # no proxy buffering of the stream
     return response
