@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from flask import Flask, Response
 
 from datafari_rag.config import Settings
 from datafari_rag.llm import LlmError, OpenAiLlmService
@@ -51,3 +52,24 @@ def test_an_answer_within_the_deadline_is_untouched(stub: tuple[FakeLlm, str]) -
     fake.reset(answer=lambda _: "one two three", chunk_delay=0.05)
     assert "".join(service(url).stream(MESSAGES)) == "one two three"  # type: ignore[arg-type]
     assert service(url).generate(MESSAGES) == "one two three"  # type: ignore[arg-type]
+
+
+def test_a_trickling_plain_answer_is_cut_at_the_deadline() -> None:
+    app = Flask("trickle")
+
+    @app.post("/v1/chat/completions")
+    def completions() -> Response:
+        def body() -> Iterator[str]:
+            yield '{"choices": [{"message": {"content": "'
+            for _ in range(100):
+                time.sleep(0.2)  # each piece well within llm.timeout
+                yield "word "
+            yield '"}}]}'
+
+        return Response(body(), mimetype="application/json")
+
+    with serve(app) as url:
+        began = time.monotonic()
+        with pytest.raises(LlmError, match="did not end within 2 s"):
+            service(f"{url}/v1").generate(MESSAGES)  # type: ignore[arg-type]
+        assert time.monotonic() - began < 3.0

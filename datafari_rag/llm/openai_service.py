@@ -7,6 +7,7 @@ closed when the deadline passes, however slowly its tokens trickle in.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from typing import Any
 
 import httpx
 import openai
+from openai._constants import RAW_RESPONSE_HEADER
 
 from ..config import Settings
 from .service import ChatMessage, LlmError, Usage
@@ -62,12 +64,17 @@ class OpenAiLlmService:
                 raise LlmError(f"The LLM did not answer within {self.deadline:g} s.")
             try:
                 return call(self._timeout(ends))
-            except (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError) as exc:
+            except (
+                openai.APIConnectionError,
+                openai.RateLimitError,
+                openai.InternalServerError,
+                httpx.TransportError,  # reading the body: the connection broke or timed out
+            ) as exc:
                 attempt += 1
                 if attempt > self.max_retries or time.monotonic() >= ends:
                     raise LlmError(f"The LLM call failed: {exc}") from exc
-            except openai.OpenAIError as exc:
-                raise LlmError(f"The LLM call failed: {exc}") from exc
+            except (openai.OpenAIError, httpx.HTTPError) as exc:
+                raise LlmError(f"The LLM call failed: {exc!r}") from exc
 
     def _create_stream(self, messages: list[ChatMessage], timeout: httpx.Timeout):  # type: ignore[no-untyped-def]
         return self.client.chat.completions.create(
@@ -80,10 +87,11 @@ class OpenAiLlmService:
             timeout=timeout,
         )
 
-    def _complete(self, messages: list[ChatMessage], timeout: httpx.Timeout) -> dict[str, Any]:
-        """One non-streamed completion as plain JSON, through the client's own ``post`` (its retries,
+    def _complete(self, messages: list[ChatMessage], timeout: httpx.Timeout, ends: float) -> dict[str, Any]:
+        """One non-streamed completion as plain JSON, through the client's own ``post`` (its
         timeouts and errors) but without typed request and response models: those cost a
-        millisecond of CPU a call (measured), which 64 concurrent requests on 2 cores feel."""
+        millisecond of CPU a call (measured), which 64 concurrent requests on 2 cores feel. The body
+        is read piece by piece so that one that trickles in is cut at the deadline too."""
         body = {
             "model": self.model,
             "messages": messages,
@@ -91,10 +99,21 @@ class OpenAiLlmService:
             "max_tokens": self.max_tokens,
         }
         response = self.client.post(
-            "/chat/completions", cast_to=httpx.Response, body=body, options={"timeout": timeout}
+            "/chat/completions",
+            cast_to=httpx.Response,
+            body=body,
+            options={"timeout": timeout, "headers": {RAW_RESPONSE_HEADER: "stream"}},  # body not read yet
         )
         try:
-            data = response.json()
+            raw = bytearray()
+            for piece in response.iter_bytes():
+                raw += piece
+                if time.monotonic() > ends:
+                    raise LlmError(f"The LLM's answer did not end within {self.deadline:g} s.")
+        finally:
+            response.close()
+        try:
+            data = json.loads(raw)
         except ValueError as exc:
             raise LlmError(f"The LLM answered with something that is not JSON: {exc}") from exc
         if not isinstance(data, dict):
@@ -104,7 +123,7 @@ class OpenAiLlmService:
     def generate(self, messages: list[ChatMessage], usage: Usage | None = None) -> str:
         ends = time.monotonic() + self.deadline
         with self._slots:
-            completion = self._attempts(ends, lambda timeout: self._complete(messages, timeout))
+            completion = self._attempts(ends, lambda timeout: self._complete(messages, timeout, ends))
         choice = (completion.get("choices") or [{}])[0]
         message = choice.get("message") if isinstance(choice, dict) else None
         text = (message or {}).get("content") or ""
