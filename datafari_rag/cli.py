@@ -20,11 +20,11 @@ import urllib3
 from .config import ConfigError, Settings, env_name, load_settings
 from .evaluation import EvaluationInputError
 from .indexing.indexer import Indexer
-from .paths import CONF
+from .paths import CONF, var_dir
 from .services import build_services
 from .solr import SolrError
 from .solr.bootstrap import bootstrap
-from .solr.runtime import LocalSolr, RuntimeProblem, ensure_jars
+from .solr.runtime import LocalSolr, RuntimeProblem, cluster, ensure_jars
 
 
 def _clear_errors(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -60,16 +60,24 @@ def solr() -> None:
 
 def _local_solr(port: int | None) -> LocalSolr:
     """The local node, on the given port or the port of solr.url."""
+    return _nodes(port, 1)[0]
+
+
+def _nodes(port: int | None, count: int | None = None) -> list[LocalSolr]:
+    """The local cluster's nodes (``count`` of them; default: those started before), the first on
+    the given port or the port of solr.url."""
     settings = _settings()
-    return LocalSolr(
-        port=port or urlsplit(settings.solr_url).port or 8983,
-        heap=settings.solr_heap,
-        soft_commit_ms=settings.solr_soft_commit_ms,
-    )
+    if count is None:
+        count = 1 + len(list(var_dir().glob("solr-node*")))
+    base = port or urlsplit(settings.solr_url).port or 8983
+    return cluster(base, count, settings.solr_heap, settings.solr_soft_commit_ms)
 
 
 @solr.command("start")
 @click.option("--port", type=int, help="Solr port (default: the port of solr.url); ZooKeeper uses port + 1000.")
+@click.option(
+    "--nodes", type=click.IntRange(1, 8), default=1, show_default=True, help="SolrCloud nodes (ports port, port+1…)."
+)
 @click.option("--timeout", type=float, default=120.0, show_default=True)
 @click.option(
     "--security-json",
@@ -77,28 +85,29 @@ def _local_solr(port: int | None) -> LocalSolr:
     help="Install this security.json (authentication/authorization) in ZooKeeper.",
 )
 @_clear_errors
-def solr_start(port: int | None, timeout: float, security_json: Path | None) -> None:
-    """Starts Solr in the background and waits until it answers."""
-    node = _local_solr(port)
-    node.security_json = security_json
-    seconds = node.start(timeout=timeout)
-    click.echo(f"Solr is running at {node.url} (pid {node.pid()}, ready in {seconds:.1f}s)")
+def solr_start(port: int | None, nodes: int, timeout: float, security_json: Path | None) -> None:
+    """Starts Solr in the background (one node, or a cluster on one ZooKeeper) and waits until it answers."""
+    for node in _nodes(port, nodes):
+        node.security_json = security_json if node.zk_host is None else None
+        seconds = node.start(timeout=timeout)
+        click.echo(f"Solr is running at {node.url} (pid {node.pid()}, ready in {seconds:.1f}s)")
 
 
 @solr.command("stop")
 @click.option("--port", type=int)
 @_clear_errors
 def solr_stop(port: int | None) -> None:
-    """Stops the local Solr."""
-    click.echo("Solr stopped" if _local_solr(port).stop() else "Solr was not running")
+    """Stops every local Solr node (the one with ZooKeeper last)."""
+    stopped = [node.url for node in reversed(_nodes(port)) if node.stop()]
+    click.echo(f"Solr stopped ({len(stopped)} node(s))" if stopped else "Solr was not running")
 
 
 @solr.command("status")
 @click.option("--port", type=int)
 @_clear_errors
 def solr_status(port: int | None) -> None:
-    """Says whether the local Solr runs, and its version."""
-    click.echo(json.dumps(_local_solr(port).status(), indent=2))
+    """Says whether each local node runs, and its version."""
+    click.echo(json.dumps([node.status() for node in _nodes(port)], indent=2))
 
 
 @solr.command("fetch")

@@ -87,5 +87,7 @@ def test_compose_wires_the_sidecar_to_the_agent_and_solr_by_service_name() -> No
     assert services["agent"]["command"][-1] == "agent" and agent.agent_host == "0.0.0.0"
     for url in (sidecar.llm_url, sidecar.agent_url):  # the LLM, and the model bootstrap installs in Solr
         assert urlsplit(url).hostname == "agent" and urlsplit(url).port == agent.agent_port
-    assert urlsplit(sidecar.solr_url).hostname == "solr" and "solr" in services
-    assert sidecar.server_host == "0.0.0.0"
+    assert urlsplit(sidecar.solr_url).hostname in services and sidecar.server_host == "0.0.0.0"
+    solr_nodes = [name for name, service in services.items() if "solr" in str(service.get("build", {}))]
+    assert len(solr_nodes) == 2 and all(services[n]["environment"]["ZK_HOST"] == "zookeeper:2181" for n in solr_nodes)
+    assert "--shards 2 --replicas 2" in " ".join(services["sidecar"]["command"])

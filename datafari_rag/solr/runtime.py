@@ -111,6 +111,9 @@ class LocalSolr:
     soft_commit_ms: int = Settings.solr_soft_commit_ms  # solr.local.softCommitMs
     # A security.json (authentication, authorization) to install in ZooKeeper at start.
     security_json: Path | None = None
+    # ZooKeeper of another node ("127.0.0.1:9983"): this node joins that node's cluster; None:
+    # it runs the cluster's embedded ZooKeeper itself (on its port + 1000).
+    zk_host: str | None = None
 
     def __post_init__(self) -> None:
         self.home = Path(self.home or var_dir() / "solr")
@@ -147,7 +150,7 @@ class LocalSolr:
             "java",
             f"-Xmx{self.heap}",
             "-XX:+UseG1GC",
-            "-DzkRun",
+            *([f"-DzkHost={self.zk_host}"] if self.zk_host else ["-DzkRun"]),
             f"-DhostPort={self.port}",
             "-Dhost=127.0.0.1",
             "-Djetty.host=127.0.0.1",
@@ -253,6 +256,26 @@ class LocalSolr:
             if path.exists():
                 text += "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) + "\n"
         return text
+
+
+def cluster(
+    port: int, nodes: int, heap: str = Settings.solr_heap, soft_commit_ms: int = Settings.solr_soft_commit_ms
+) -> list[LocalSolr]:
+    """The nodes of a local SolrCloud of ``nodes`` nodes on one ZooKeeper: the first on ``port``
+    with the embedded ZooKeeper (``port`` + 1000) and home ``var/solr``, the others on the next
+    ports, each with its own home (``var/solr-node<i>``), joining it."""
+    first = LocalSolr(port=port, heap=heap, soft_commit_ms=soft_commit_ms)
+    others = [
+        LocalSolr(
+            port=port + i,
+            home=var_dir() / f"solr-node{i}",
+            heap=heap,
+            soft_commit_ms=soft_commit_ms,
+            zk_host=f"127.0.0.1:{port + 1000}",
+        )
+        for i in range(1, nodes)
+    ]
+    return [first, *others]
 
 
 def _reap(pid: int) -> None:
