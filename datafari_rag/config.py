@@ -431,15 +431,50 @@ _ENV_KEYS = {env_name(key): key for key in KEYS}
 _reported: set[str] = set()
 
 
+# Older Datafari names (6.1's rag.* keys, 6.2's single rewriting switch) still read, each into the
+# key(s) that replaced it, with a deprecation warning naming both. A current key that is set wins.
+DEPRECATED: dict[str, tuple[str, ...]] = {
+    "rag.api.endpoint": ("ai.api.endpoint",),
+    "rag.api.token": ("ai.api.token",),
+    "rag.model": ("llm.model",),
+    "rag.temperature": ("llm.temperature",),
+    "rag.maxTokens": ("llm.maxTokens",),
+    "rag.maxToken": ("llm.maxTokens",),
+    "rag.maxFiles": ("chunking.maxFiles",),
+    "chat.query.rewriting.enabled": ("chat.query.rewriting.enabled.bm25", "chat.query.rewriting.enabled.vector"),
+}
+_ENV_DEPRECATED = {env_name(old): old for old in DEPRECATED}
+
+
 def unknown_names(props: dict[str, str], env: dict[str, str] | os._Environ[str]) -> list[str]:
     """What names no setting: keys of the properties file, ``DATAFARI_RAG_*`` variables."""
-    found = [f"key '{k}' of the properties file" for k in props if k not in KEYS]
-    found += [
-        f"environment variable {name}"
-        for name in env
-        if name.startswith(ENV_PREFIX) and name not in _ENV_KEYS and name not in ENVIRONMENT
-    ]
+    found = [f"key '{k}' of the properties file" for k in props if k not in KEYS and k not in DEPRECATED]
+    known = set(_ENV_KEYS) | set(_ENV_DEPRECATED) | set(ENVIRONMENT)
+    found += [f"environment variable {name}" for name in env if name.startswith(ENV_PREFIX) and name not in known]
     return found
+
+
+def _warn_once(message: str, *args: object) -> None:
+    text = message % args
+    if text not in _reported:
+        _reported.add(text)
+        log.warning(text)
+
+
+def _deprecated_values(props: dict[str, str], env: dict[str, str] | os._Environ[str]) -> dict[str, str]:
+    """The values older names give to current keys that are not set themselves."""
+    given = {old: env.get(env_name(old), props.get(old)) for old in DEPRECATED}
+    out: dict[str, str] = {}
+    for old, raw in given.items():
+        if raw is None:
+            continue
+        for new in DEPRECATED[old]:
+            if env.get(env_name(new), props.get(new)) is not None:
+                _warn_once("Deprecated: %s is ignored, %s is set (%s replaced %s).", old, new, new, old)
+            elif new not in out:
+                out[new] = raw
+                _warn_once("Deprecated: %s is read as %s; rename it.", old, new)
+    return out
 
 
 def load_settings(path: Path | None = None, env: dict[str, str] | None = None) -> Settings:
@@ -452,13 +487,12 @@ def load_settings(path: Path | None = None, env: dict[str, str] | None = None) -
         with path.open(encoding="utf-8") as fh:
             props = javaproperties.load(fh)
     for name in unknown_names(props, env):
-        if name not in _reported:
-            _reported.add(name)
-            log.warning("Ignored: %s names no setting (see docs/configuration.md).", name)
+        _warn_once("Ignored: %s names no setting (see docs/configuration.md).", name)
+    older = _deprecated_values(props, env)
     types = {"str": str, "int": int, "float": float, "bool": bool}
     values: dict[str, Any] = {}
     for key, f in KEYS.items():
-        raw = env.get(env_name(key), props.get(key))
+        raw = env.get(env_name(key), props.get(key, older.get(key)))
         if raw is None:
             continue
         values[f.name] = _convert(f, raw, types[f.type] if isinstance(f.type, str) else f.type)

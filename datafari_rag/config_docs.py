@@ -12,7 +12,7 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from .config import ENVIRONMENT, Settings, env_name
+from .config import DEPRECATED, ENVIRONMENT, Settings, env_name
 from .paths import CONF, PROJECT_ROOT
 
 PROPERTIES = CONF / "rag.properties"
@@ -81,6 +81,15 @@ def render_markdown() -> str:
                 f"| `{meta['key']}` | {f'`{default}`' if default else '(empty)'} | {_cell(meta['help'])}{choices} |"
             )
     out += [
+        "",
+        "## Older Datafari names",
+        "",
+        "Read into the key(s) that replaced them, with a deprecation warning naming both; a current key",
+        "that is set wins (and the warning says the old one is ignored).",
+        "",
+        "| older name | read as |",
+        "|------------|---------|",
+        *(f"| `{old}` | {', '.join(f'`{n}`' for n in new)} |" for old, new in DEPRECATED.items()),
         "",
         "## Environment variables that are not keys",
         "",

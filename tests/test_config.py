@@ -92,3 +92,37 @@ def test_each_server_has_its_own_control_socket(tmp_path: Path, monkeypatch: pyt
     assert sidecar != agent and sidecar.startswith(str(tmp_path))
     assert control_socket("none", "sidecar", 8080) is None
     assert control_socket("/run/x.ctl", "sidecar", 8080) == "/run/x.ctl"
+
+
+def test_datafari_6_1_keys_are_read_as_their_6_2_keys(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    props = tmp_path / "rag.properties"
+    props.write_text(
+        "rag.api.endpoint=http://llm:8000/v1\nrag.api.token=sk-x\nrag.model=mistral\nrag.temperature=0.2\n"
+        "rag.maxToken=300\nrag.maxFiles=5\nchat.query.rewriting.enabled=true\n"
+    )
+    with caplog.at_level("WARNING", logger="datafari_rag.config"):
+        settings = load_settings(props, env={})
+    assert (settings.llm_endpoint, settings.llm_token, settings.llm_model) == ("http://llm:8000/v1", "sk-x", "mistral")
+    assert (settings.llm_temperature, settings.llm_max_tokens, settings.max_files) == (0.2, 300, 5)
+    assert settings.rewriting_bm25 and settings.rewriting_vector
+    assert "rag.model is read as llm.model" in caplog.text and "names no setting" not in caplog.text
+
+
+def test_a_current_key_wins_over_its_old_name(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    props = tmp_path / "rag.properties"
+    props.write_text("rag.model=old-model\nllm.model=new-model\n")
+    with caplog.at_level("WARNING", logger="datafari_rag.config"):
+        settings = load_settings(props, env={"DATAFARI_RAG_RAG_MAXFILES": "7"})
+    assert settings.llm_model == "new-model" and settings.max_files == 7
+    assert "rag.model is ignored, llm.model is set" in caplog.text
+
+
+def test_the_legacy_vector_switch_is_honoured_unless_a_method_is_named(tmp_path: Path) -> None:
+    props = tmp_path / "rag.properties"
+    shipped = PROPERTIES.read_text(encoding="utf-8").replace(
+        "solr.enable.vector.search=false", "solr.enable.vector.search=true"
+    )
+    props.write_text(shipped)
+    assert load_settings(props, env={}).retrieval == "vector"  # the shipped file names no method
+    props.write_text(shipped.replace("retrieval.method=\n", "retrieval.method=rrf\n"))
+    assert load_settings(props, env={}).retrieval == "rrf"
