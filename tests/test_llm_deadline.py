@@ -73,3 +73,14 @@ def test_a_trickling_plain_answer_is_cut_at_the_deadline() -> None:
         with pytest.raises(LlmError, match="did not end within 2 s"):
             service(f"{url}/v1").generate(MESSAGES)  # type: ignore[arg-type]
         assert time.monotonic() - began < 3.0
+
+
+def test_a_blank_model_is_left_out_of_the_request(stub: tuple[FakeLlm, str]) -> None:
+    fake, url = stub
+    fake.reset()
+    blank = OpenAiLlmService(Settings(llm_endpoint=url, llm_model=""))
+    blank.generate(MESSAGES)  # type: ignore[arg-type]
+    "".join(blank.stream(MESSAGES))  # type: ignore[arg-type]
+    named = OpenAiLlmService(Settings(llm_endpoint=url, llm_model="mistral"))
+    named.generate(MESSAGES)  # type: ignore[arg-type]
+    assert fake.models == [None, None, "mistral"]

@@ -90,7 +90,7 @@ def _schemas(max_query: int) -> dict[str, Any]:
                 "query": {"type": "string", "minLength": 1, "maxLength": max_query},
                 "id": {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS},
                 "lang": lang,
-                "format": {"type": "string", "enum": sorted(FORMAT_INSTRUCTIONS)},
+                "format": {"type": "string", "enum": ["default", *sorted(FORMAT_INSTRUCTIONS)]},
                 "history": {
                     "type": "array",
                     "maxItems": MAX_HISTORY,
@@ -171,7 +171,7 @@ def _select_parameters() -> list[dict[str, Any]]:
         _query("sort", {"type": "string", "pattern": r"^\s*[A-Za-z_][A-Za-z0-9_]*\s+(asc|desc)\s*$"}),
         _query("fl", {"type": "string", "pattern": NAME_LIST}),
         _query("action", {"enum": ["rag"]}, "rag: Datafari's deprecated RAG path"),
-        _query("format", {"enum": sorted(FORMAT_INSTRUCTIONS)}),
+        _query("format", {"enum": ["default", *sorted(FORMAT_INSTRUCTIONS)]}),
         _query("lang", {"enum": sorted(LANGUAGES)}),
         _query("id", {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}),
         _query("wt", {"enum": ["json"]}),

@@ -21,12 +21,12 @@ def parse_lang(value: Any, label: str = "ragBadRequest") -> str | None:
         raise DatafariError(label, "'lang' must be a string.")
     code = value.strip().lower().replace("_", "-").split("-")[0]
     if code not in LANGUAGES:
-        raise DatafariError(label, f"'lang' must be one of {', '.join(sorted(LANGUAGES))}.")
+        raise DatafariError(label, "'lang' must be an ISO 639-1 language code (en, fr, de…).")
     return code
 
 
 def parse_format(value: Any) -> str | None:
-    if value is None or value == "":
+    if value is None or value == "" or value == "default":  # Datafari's "default": no format instruction
         return None
     if value not in FORMAT_INSTRUCTIONS:
         raise DatafariError("ragBadRequest", f"'format' must be one of {', '.join(FORMAT_INSTRUCTIONS)}.")

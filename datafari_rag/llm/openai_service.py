@@ -78,7 +78,7 @@ class OpenAiLlmService:
 
     def _create_stream(self, messages: list[ChatMessage], timeout: httpx.Timeout):  # type: ignore[no-untyped-def]
         return self.client.chat.completions.create(
-            model=self.model,
+            model=self.model or openai.omit,  # a blank llm.model is left out (the endpoint's default)
             messages=messages,  # type: ignore[arg-type]
             temperature=self.temperature,
             max_tokens=self.max_tokens,
@@ -93,7 +93,7 @@ class OpenAiLlmService:
         millisecond of CPU a call (measured), which 64 concurrent requests on 2 cores feel. The body
         is read piece by piece so that one that trickles in is cut at the deadline too."""
         body = {
-            "model": self.model,
+            **({"model": self.model} if self.model else {}),  # a blank llm.model is left out
             "messages": messages,
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,

@@ -6,13 +6,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import jinja2
+import pycountry
 
 FORMAT_INSTRUCTIONS = {
     "bulletpoint": "Write the answer as a bullet-point list.\n",
     "text": "Write the answer as plain prose.\n",
     "stepbystep": "Write the answer as numbered step-by-step instructions.\n",
 }
-LANGUAGES = {
+_NAMES = {  # how the prompts name the most asked-for languages
     "en": "English",
     "fr": "French",
     "it": "Italian",
@@ -37,6 +38,17 @@ LANGUAGES = {
     "uk": "Ukrainian",
     "hu": "Hungarian",
 }
+
+
+def _iso_639_1() -> dict[str, str]:
+    """Every ISO 639-1 language (pycountry's data), named as the prompts name it."""
+    names = {
+        lang.alpha_2: lang.name.split(" (")[0].split(";")[0] for lang in pycountry.languages if hasattr(lang, "alpha_2")
+    }
+    return {**names, **_NAMES}
+
+
+LANGUAGES = _iso_639_1()  # any ISO 639-1 code may be asked for; the prompt names the language
 
 
 @lru_cache(maxsize=1)

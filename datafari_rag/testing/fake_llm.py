@@ -28,6 +28,7 @@ class FakeLlm:
     streams_open: int = 0
     first_piece_at: list[float] = field(default_factory=list)  # time.time() of each stream's first piece
     calls: list[list[dict[str, str]]] = field(default_factory=list)
+    models: list[str | None] = field(default_factory=list)  # the "model" of each call (None: left out)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def prompts(self) -> list[str]:
@@ -54,6 +55,7 @@ class FakeLlm:
     ) -> None:
         with self.lock:
             self.calls.clear()
+            self.models.clear()
             self.streams_completed = self.streams_cut = 0
         self.answer = answer or (lambda prompt: "A fake answer.")
         self.delay, self.chunk_delay, self.fail_after = delay, chunk_delay, fail_after
@@ -66,6 +68,7 @@ class FakeLlm:
             body: dict[str, Any] = request.get_json()
             with self.lock:
                 self.calls.append(body["messages"])
+                self.models.append(body.get("model"))
             if self.delay:
                 time.sleep(self.delay)
             text = self.answer(body["messages"][-1]["content"])

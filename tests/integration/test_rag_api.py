@@ -337,3 +337,18 @@ def test_an_llm_failure_names_no_upstream_address_or_text(settings: Settings, co
     assert body["content"]["error"]["label"] == "ragTechnicalError"
     assert body["content"]["error"]["reason"] == "The language model failed."
     assert "127.0.0.1" not in response.get_data(as_text=True) and response.headers["X-Request-ID"]
+
+
+def test_any_iso_639_1_language_and_the_default_format(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm
+) -> None:
+    client = client_for()
+    out = rag(client, query="How many days of paid annual leave?", lang="sw", format="default")
+    assert out["status"] == "OK"
+    [prompt] = fake_llm.prompts()
+    assert "Write the answer in Swahili." in prompt
+    assert not any(sentence in prompt for sentence in ("bullet-point", "step-by-step", "plain prose"))
+    refused = rag(client, query="x", lang="xx")
+    assert (
+        refused["content"]["error"]["label"] == "ragBadRequest" and "ISO 639-1" in refused["content"]["error"]["reason"]
+    )
