@@ -26,24 +26,24 @@ def main() -> None:
     with bench_stack(prefix="benchguard_") as (settings, solr, _agent):
         ctx = RetrievalContext.of(solr, settings, UserAccess.anonymous())
         plain_params = [("model", settings.embeddings_model), ("vectorField", settings.vector_field), ("fl", FIELDS)]
-        guarded, plain = [], []
+
+        def checked(q: str) -> object:
+            return vector_chunks(ctx, q, TOP_K)
+
+        def unchecked(q: str) -> object:
+            return ctx.vectors.search(
+                "vector", [("queryrag", q), *plain_params, ("topK", TOP_K), ("rows", TOP_K)], ctx.access
+            )
+
+        times: dict[object, list[float]] = {checked: [], unchecked: []}
         for i in range(count + 20):
             q = QUERIES[i % len(QUERIES)] + f" {i}"  # a new text each time: no cached embedding
-            arms = [("guarded", lambda q=q: vector_chunks(ctx, q, TOP_K))]
-            arms.append(
-                (
-                    "plain",
-                    lambda q=q: ctx.vectors.search(
-                        "vector", [("queryrag", q), *plain_params, ("topK", TOP_K), ("rows", TOP_K)], ctx.access
-                    ),
-                )
-            )
-            for name, run in arms if i % 2 else reversed(arms):  # alternate which goes first
+            for run in (checked, unchecked) if i % 2 else (unchecked, checked):  # alternate which goes first
                 began = time.perf_counter()
-                run()
-                elapsed = (time.perf_counter() - began) * 1000
+                run(q)
                 if i >= 20:  # warm-up
-                    (guarded if name == "guarded" else plain).append(elapsed)
+                    times[run].append((time.perf_counter() - began) * 1000)
+        guarded, plain = times[checked], times[unchecked]
     g50, p50 = percentile(guarded, 50), percentile(plain, 50)
     emit(
         "chunk_guard",

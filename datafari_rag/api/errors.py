@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from flask import Flask, Response, current_app, jsonify, request
 from werkzeug.exceptions import HTTPException
 
@@ -16,11 +18,12 @@ def ok(message: str, documents: list[dict[str, str]]) -> Response:
     return jsonify({"status": "OK", "content": {"message": message, "documents": documents}})
 
 
-def error_response(exc: DatafariError) -> Response:
-    """The error as Datafari's JSON, and a log line with the request id (upstream details only there)."""
-    status = exc.http_status(get_services().settings.errors_as_http_status)
-    log = current_app.logger.error if exc.code >= 500 else current_app.logger.warning
-    log(
+def log_error(exc: DatafariError, cause: BaseException | None = None) -> None:
+    """One log line per error a client is told about, with the request id; the upstream detail (or
+    the unexpected exception behind it) goes here and nowhere else."""
+    detail = exc.detail or (repr(cause) if cause is not None and cause is not exc else "")
+    current_app.logger.log(
+        logging.ERROR if exc.code >= 500 else logging.WARNING,
         "request %s: %s %s -> %s %s (%s)%s",
         request_id.current(),
         request.method,
@@ -28,8 +31,14 @@ def error_response(exc: DatafariError) -> Response:
         exc.code,
         exc.label,
         exc.reason or exc.message,
-        f": {exc.detail}" if exc.detail else "",
+        f": {detail}" if detail else "",
     )
+
+
+def error_response(exc: DatafariError) -> Response:
+    """The error as Datafari's JSON, and its log line."""
+    status = exc.http_status(get_services().settings.errors_as_http_status)
+    log_error(exc)
     response = jsonify(exc.body())
     response.status_code = status
     return response

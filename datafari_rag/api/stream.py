@@ -14,21 +14,20 @@ by a clean end. If the client goes away, closing the generator closes the upstre
 from __future__ import annotations
 
 import json
-import logging
 import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Blueprint, Response, current_app, request, stream_with_context
+from flask import Blueprint, Response, request, stream_with_context
 
 from ..errors import DatafariError
 from ..rag.pipeline import Event, RagRequest
-from . import request_id
 from .auth import current_access
 from .body import json_object
 from .capacity import Hold, slots
 from .context import get_services
+from .errors import log_error
 from .rag import accept_language
 from .validation import rag_request
 
@@ -55,15 +54,7 @@ def rag_events(rag: RagRequest, hold: Hold | None = None) -> Iterator[Event]:
             yield event
     except Exception as exc:  # never a broken stream: the client is told, then the stream ends
         error = exc if isinstance(exc, DatafariError) else DatafariError("ragTechnicalError", "The answer failed.")
-        current_app.logger.log(
-            logging.ERROR if error.code >= 500 else logging.WARNING,
-            "request %s: stream ended by %s %s (%s)%s",
-            request_id.current(),
-            error.code,
-            error.label,
-            error.reason or error.message,
-            f": {error.detail}" if error.detail else f": {exc!r}" if error is not exc else "",
-        )
+        log_error(error, exc)
         if not sources_sent:  # sources are always delivered, even when empty
             yield Event("sources.final", {"items": []})
         yield Event(

@@ -234,15 +234,16 @@ class Indexer:
             ids = [pid for pid, version in written.items() if version is not None]
             if not ids:
                 return
-            current = {d["id"]: d for d in self.main.get(ids, "*")}
+            current = {d["id"]: d.get("_version_") for d in self.main.get(ids, "id,_version_")}
             gone = [pid for pid in ids if pid not in current]
             if gone:  # deleted meanwhile: its chunks go too
                 self.delete_children(gone)
-            moved = [current[pid] for pid in ids if pid in current and current[pid].get("_version_") != written[pid]]
+            moved = [pid for pid in ids if pid in current and current[pid] != written[pid]]
             if not moved:
                 return
-            self.outbox.add(self.main.name, [d["id"] for d in moved], "changed while its chunks were written")
-            written = self._write_chunks(moved, results, commit=False, within=None)
+            self.outbox.add(self.main.name, moved, "changed while its chunks were written")
+            # only the documents that moved are read whole, and only now
+            written = self._write_chunks(self.main.get(moved, "*"), results, commit=False, within=None)
 
     def _embed_and_post_children(self, children: list[dict[str, Any]], within: int | None) -> None:
         """Sidecar mode: each batch of chunks is written as soon as its vectors come back, while

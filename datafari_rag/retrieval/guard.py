@@ -14,9 +14,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..security import UserAccess
+from ..security.acl import SEPARATOR  # never in an id either (refused at indexing): such an id is not found
 from ..solr.collection import Collection
-
-SEPARATOR = "\u001f"  # never in an id (refused at indexing); an id holding it is not found: dropped
 
 
 def readable_parents(main: Collection, access: UserAccess, parent_ids: Iterable[str]) -> set[str]:

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from .base import RetrievalContext, Snippet, to_snippet, words_only
-from .guard import readable_chunks
+from .guard import parent_of, readable_parents
 from .vector import FIELDS
 
 
@@ -35,8 +35,10 @@ def rrf(ctx: RetrievalContext, query: str) -> list[Snippet]:
     if words:
         params = {"q": words, "q.op": s.rag_operator, "rows": depth, "fl": FIELDS, "defType": "edismax"}
         sparse = ctx.vectors.search("select", params, ctx.access)["response"]["docs"]
-    readable = {id(d) for d in readable_chunks(ctx.main, ctx.access, sparse + dense)}
-    rankings = [[to_snippet(d, "embedded_content") for d in docs if id(d) in readable] for docs in (sparse, dense)]
+    allowed = readable_parents(ctx.main, ctx.access, map(parent_of, sparse + dense))
+    rankings = [
+        [to_snippet(d, "embedded_content") for d in docs if parent_of(d) in allowed] for docs in (sparse, dense)
+    ]
     by_key = {(x.id, x.content): x for ranking in rankings for x in ranking}
     fused = reciprocal_rank_fusion([[(x.id, x.content) for x in ranking] for ranking in rankings], s.rrf_rank_constant)
     return [replace(by_key[key], score=score) for key, score in fused[: s.solr_top_k]]
