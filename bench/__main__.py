@@ -20,6 +20,7 @@ from bench.common import RESULTS_ENV
 BENCHMARKS = [
     "embedding",
     "solr_overhead",
+    "solr_filter",
     "rag_overhead",
     "chunk_guard",
     "concurrency",

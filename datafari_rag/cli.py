@@ -143,6 +143,40 @@ def bootstrap_cmd(shards: int, replicas: int) -> None:
         click.echo(line)
 
 
+@main.group("vector")
+def vector_group() -> None:
+    """FileShare's chunk-and-embed processor (Datafari's vector.* Solr user properties)."""
+
+
+@vector_group.command("config")
+@click.argument("assignments", nargs=-1, metavar="[KEY=VALUE]...")
+@_clear_errors
+def vector_config_cmd(assignments: tuple[str, ...]) -> None:
+    """Shows the vector.* user properties of FileShare, or sets them (KEY=VALUE, validated, one
+    Config API call; Solr reloads the collection and the next write uses them)."""
+    from .solr import user_properties
+
+    settings = _settings()
+    solr = build_services(settings).solr
+    pairs: dict[str, str] = {}
+    for item in assignments:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise click.UsageError(f"{item!r} is not KEY=VALUE (e.g. vector.chunksize=200)")
+        pairs[key.strip()] = value.strip()
+    current = user_properties.get(solr, settings.collection_main)
+    if pairs:
+        try:
+            values = user_properties.validated(pairs)
+            user_properties.check_overlap({**current, **values})
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from None
+        user_properties.set_properties(solr, settings.collection_main, values)
+        current = user_properties.get(solr, settings.collection_main)
+    for key in (*user_properties.CHUNKING, *user_properties.WIRING):
+        click.echo(f"{key}={current.get(key, '(configset default)')}")
+
+
 @main.command("index-sample")
 @_clear_errors
 def index_sample_cmd() -> None:

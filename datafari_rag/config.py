@@ -287,9 +287,10 @@ class Settings:
         INDEX,
         "vector.embedding.mode",
         "solr",
-        "solr: VectorMain's update chain embeds each chunk; "
-        "sidecar: the sidecar embeds chunks in batches and sends the vectors.",
-        choices=("solr", "sidecar"),
+        "processor: FileShare's update processor chunks and embeds every write, from any client, "
+        "in Solr; solr: the sidecar chunks, VectorMain's update chain embeds each chunk; "
+        "sidecar: the sidecar chunks and embeds in batches and sends the vectors.",
+        choices=("processor", "solr", "sidecar"),
     )
     vector_embedding_batch: int = _key(
         INDEX, "vector.embedding.batch", 32, "Sidecar mode: texts per embedding request.", minimum=1
@@ -477,6 +478,17 @@ def _deprecated_values(props: dict[str, str], env: dict[str, str] | os._Environ[
     return out
 
 
+_TYPES = {"str": str, "int": int, "float": float, "bool": bool}
+
+
+def convert(key: str, raw: str) -> Any:
+    """One key's value from its text, with the same checks as the properties file (ConfigError)."""
+    if key not in KEYS:
+        raise ConfigError(f"{key}: names no setting (see docs/configuration.md)")
+    f = KEYS[key]
+    return _convert(f, raw, _TYPES[f.type] if isinstance(f.type, str) else f.type)
+
+
 def load_settings(path: Path | None = None, env: dict[str, str] | None = None) -> Settings:
     """Reads the properties file (if present) and the environment; validates every key, and reports
     (once per process, as a warning naming it) every key or variable that names no setting."""
@@ -489,13 +501,12 @@ def load_settings(path: Path | None = None, env: dict[str, str] | None = None) -
     for name in unknown_names(props, env):
         _warn_once("Ignored: %s names no setting (see docs/configuration.md).", name)
     older = _deprecated_values(props, env)
-    types = {"str": str, "int": int, "float": float, "bool": bool}
     values: dict[str, Any] = {}
     for key, f in KEYS.items():
         raw = env.get(env_name(key), props.get(key, older.get(key)))
         if raw is None:
             continue
-        values[f.name] = _convert(f, raw, types[f.type] if isinstance(f.type, str) else f.type)
+        values[f.name] = convert(key, raw)
     settings = Settings(**values)
     if not settings.solr_url.startswith(("http://", "https://")):
         raise ConfigError(f"solr.url: {settings.solr_url!r} must be an http(s) URL")

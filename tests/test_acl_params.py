@@ -26,7 +26,19 @@ def test_tokens_that_could_widen_the_filter_are_dropped() -> None:
     params = dict(acl_params(UserAccess("bob", frozenset({"", NO_SECURITY, f"x{SEPARATOR}y", "staff"}))))
     assert params["acl_tokens"] == "staff"
     only_bad = acl_params(UserAccess("eve", frozenset({"", NO_SECURITY})))
-    assert only_bad == acl_params(UserAccess.anonymous())
+    # the same filter as anonymous; Solr's layer is still told who asks
+    assert only_bad == [*acl_params(UserAccess.anonymous()), ("AuthenticatedUserName", "eve")]
+
+
+def test_solr_is_told_the_user_and_groups_never_by_the_indexer() -> None:
+    params = acl_params(UserAccess("carol", frozenset({"t"}), groups=("finance", "hr")))
+    assert [p for p in params if p[0].startswith("Authenticated")] == [
+        ("AuthenticatedUserName", "carol"),
+        ("AuthenticatedUserGroup", "finance"),
+        ("AuthenticatedUserGroup", "hr"),
+    ]
+    assert acl_params(UserAccess.indexer()) == []
+    assert not any(p[0].startswith("Authenticated") for p in acl_params(UserAccess.anonymous()))
 
 
 def test_the_filter_text_is_the_same_for_every_user_with_tokens() -> None:

@@ -22,15 +22,16 @@ BATCH = 32
 @dataclass
 class CorpusReport:
     added: int = 0
-    chunks: int = 0
+    chunks: int | None = 0  # None: written by FileShare's processor in Solr, not counted here
     deferred: int = 0  # chunks not written yet: in the outbox, finished by reconcile
     failed: int = 0
     errors: list[str] = field(default_factory=list)  # "id: why", in order
     seconds: float = 0.0
 
     def line(self) -> str:
+        chunks = "chunked in Solr" if self.chunks is None else f"{self.chunks} chunks"
         return (
-            f"indexed {self.added} documents ({self.chunks} chunks, {self.deferred} deferred to the outbox), "
+            f"indexed {self.added} documents ({chunks}, {self.deferred} deferred to the outbox), "
             f"{self.failed} failed, in {self.seconds:.1f}s"
         )
 
@@ -55,7 +56,7 @@ def index_documents(
             for result in indexer.add(pending):
                 if result.status == "ok":
                     report.added += 1
-                    report.chunks += result.chunks
+                    report.chunks = None if result.chunks is None else (report.chunks or 0) + result.chunks
                     report.deferred += result.pending
                 else:
                     report.failed += 1

@@ -1,8 +1,11 @@
 """The chunk-and-embed indexer: FileShare documents in, their chunks (with vectors) in VectorMain.
 
-For each added document it writes the parent to FileShare, splits its ``exactContent``, writes
-one child per chunk to VectorMain (embedded by Solr's update chain, or by the sidecar in
-batches), then deletes the children left over from a longer earlier version. Deleting a parent,
+In ``processor`` mode (``vector.embedding.mode``) it only writes and deletes parents in FileShare:
+FileShare's update processor chunks and embeds in Solr, for this writer as for any other, and
+a write whose chunks fail fails whole. In the other modes, for each added document it writes the
+parent to FileShare, splits its ``exactContent``, writes one child per chunk to VectorMain
+(embedded by Solr's update chain, or by the sidecar in batches), then deletes the children left
+over from a longer earlier version. Deleting a parent,
 by id or by query, deletes its children. Bad documents get a per-document error and the rest of
 the batch goes through; if VectorMain or the embedding service fails once FileShare has the
 parent, the parent goes to the outbox, and ``reconcile``/``sync`` finish the work later.
@@ -42,7 +45,7 @@ class DocumentError(ValueError):
 class DocResult:
     id: str | None
     status: str = "ok"  # "ok" | "error"
-    chunks: int = 0
+    chunks: int | None = 0  # None: counted by Solr's processor, not here
     pending: bool = False  # chunks not (all) written yet: in the outbox, finished by reconcile
     error: str | None = None
 
@@ -128,6 +131,11 @@ class Indexer:
         )
 
     @property
+    def in_solr(self) -> bool:
+        """FileShare's update processor chunks and embeds; this indexer writes parents only."""
+        return self.settings.vector_embedding_mode == "processor"
+
+    @property
     def embedder(self) -> ChunkEmbedder:
         if self._embedder is None:
             self._embedder = ChunkEmbedder(self.settings)
@@ -148,6 +156,11 @@ class Indexer:
                 results.append(DocResult(raw_id if isinstance(raw_id, str) else None, "error", error=str(exc)))
         by_id = {r.id: r for r in results if r.status == "ok"}
         valid = [{**language_fields(doc, _text(doc)), **doc} for doc in valid]
+        if self.in_solr:
+            for result in by_id.values():
+                result.chunks = None
+            self._write_parents(valid, by_id, commit, commit_within)
+            return results
         if self.settings.vector_enabled and valid:  # intent first: a crash from here on leaves a trace
             self.outbox.add(self.main.name, [d["id"] for d in valid], "being written")
         accepted = self._write_parents(valid, by_id, commit, commit_within)
@@ -201,7 +214,7 @@ class Indexer:
             self._delete_other_versions(parents, counts)
             if commit:
                 self.vectors.commit()
-            missing = [] if sidecar else self._without_vector([c["id"] for c in children])
+            missing = [] if sidecar else self._without_vector(children)
         except (SolrError, EmbeddingError) as exc:
             kind = "the embedding service" if isinstance(exc, EmbeddingError) else "the vector collection"
             self._defer(ids, results, f"{kind} failed", str(exc))
@@ -267,12 +280,17 @@ class Indexer:
         for future in futures:
             future.result()
 
-    def _without_vector(self, child_ids: list[str]) -> list[str]:
-        """Chunks Solr indexed without a vector (the text-to-vector processor only logs failures)."""
+    def _without_vector(self, children: list[dict[str, Any]]) -> list[str]:
+        """Chunks Solr indexed without a vector (the text-to-vector processor only logs failures).
+        VectorMain routes on ``parent_doc``: each parent's chunks are read with that route."""
+        by_parent: dict[str, list[str]] = {}
+        for child in children:
+            by_parent.setdefault(child["parent_doc"], []).append(child["id"])
         missing: list[str] = []
-        for start in range(0, len(child_ids), CHILD_BATCH):
-            docs = self.vectors.get(child_ids[start : start + CHILD_BATCH], "id,has_vector")
-            missing += [d["id"] for d in docs if d.get("has_vector") is False]
+        for parent, ids in by_parent.items():
+            for start in range(0, len(ids), CHILD_BATCH):
+                docs = self.vectors.get(ids[start : start + CHILD_BATCH], "id,has_vector", route=parent)
+                missing += [d["id"] for d in docs if d.get("has_vector") is False]
         return missing
 
     def _defer(self, parent_ids: list[str], results: dict[str | None, DocResult], reason: str, detail: str) -> None:
@@ -288,6 +306,8 @@ class Indexer:
     # --- re-chunking parents already in FileShare (sync, reconcile, outbox) ---------------------
 
     def rechunk(self, parent_ids: list[str]) -> list[DocResult]:
+        if self.in_solr:
+            return self._resend(parent_ids)
         results: list[DocResult] = []
         for start in range(0, len(parent_ids), 100):
             batch = parent_ids[start : start + 100]
@@ -309,6 +329,22 @@ class Indexer:
             results += by_id.values()
         return results
 
+    def _resend(self, parent_ids: list[str]) -> list[DocResult]:
+        """Processor mode: each parent is written again as FileShare stores it, so that Solr's
+        processor chunks and embeds it (one chunker for every path)."""
+        results: list[DocResult] = []
+        for start in range(0, len(parent_ids), 100):
+            batch = parent_ids[start : start + 100]
+            stored = [
+                {k: v for k, v in doc.items() if k not in ("_version_", "_root_")} for doc in self.main.get(batch, "*")
+            ]
+            gone = sorted(set(batch) - {d["id"] for d in stored})
+            if gone:  # the parent vanished: its chunks go too
+                self.delete_children(gone)
+            self.outbox.remove(self.main.name, gone)
+            results += self.add(stored, commit=True)
+        return results
+
     # --- deleting -------------------------------------------------------------------------------
 
     def delete_children(self, parent_ids: list[str], commit: bool = False) -> None:
@@ -318,7 +354,8 @@ class Indexer:
         if not ids:
             return 0
         self.main.delete_ids(ids, commit)
-        self.delete_children(ids, commit)
+        if not self.in_solr:
+            self.delete_children(ids, commit)
         self.outbox.remove(self.main.name, ids)
         return len(ids)
 

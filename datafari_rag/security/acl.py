@@ -7,6 +7,11 @@ with tokens T may read it when, at every level L::
 
 The filter text is a constant; the tokens travel in request parameters (``acl_tokens``)
 that ``{!terms}`` dereferences, so no token, however odd, is ever parsed as query syntax.
+
+This is the sidecar's layer. Solr enforces the same rule itself (the ``{!manifoldCFSecurity}``
+filter its secured handlers append): the sidecar names the user and their groups
+(``AuthenticatedUserName``, ``AuthenticatedUserGroup``), which Solr honours from its service
+account only, and Solr finds the tokens on its own. A document must pass both.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ class UserAccess:
     # Only the indexer's own reads (sync, reconcile, delete by query) are unrestricted;
     # no request handler ever builds one.
     unrestricted: bool = False
+    groups: tuple[str, ...] = ()  # from the identity (JWT claim, header): Solr's layer maps them too
 
     @classmethod
     def anonymous(cls) -> UserAccess:
@@ -51,9 +57,12 @@ def acl_params(access: UserAccess) -> list[tuple[str, str]]:
     """The ``fq`` (and its token parameters) that restricts a search to what ``access`` may read."""
     if access.unrestricted:
         return []
+    # Solr's own layer: who the user is (honoured from the service account only)
+    named = [("AuthenticatedUserName", access.username)] if access.username else []
+    named += [("AuthenticatedUserGroup", group) for group in access.groups]
     tokens = sorted(t for t in access.tokens if t and t != NO_SECURITY and SEPARATOR not in t)
     clause = " AND ".join(_level_clause(level, bool(tokens)) for level in LEVELS)
-    params = [("fq", "{!lucene q.op=AND}" + clause)]
+    params = [("fq", "{!lucene q.op=AND}" + clause), *named]
     if tokens:
         params += [("acl_tokens", SEPARATOR.join(tokens)), ("acl_sep", SEPARATOR)]
     return params

@@ -119,13 +119,13 @@ def _mapping(path: Path, mtime: float) -> dict[str, dict[str, list[str]]]:
     return {"users": dict(data.get("users", {})), "groups": dict(data.get("groups", {}))}
 
 
-def _mapping_path(settings: Settings) -> Path:
+def mapping_path(settings: Settings) -> Path:
     path = Path(settings.mapping_file)
     return path if path.is_absolute() else PROJECT_ROOT / path
 
 
 def _from_mapping(username: str | None, groups: tuple[str, ...], settings: Settings) -> frozenset[str]:
-    path = _mapping_path(settings)
+    path = mapping_path(settings)
     try:
         mapping = _mapping(path, path.stat().st_mtime)
     except (OSError, ValueError) as exc:
@@ -141,7 +141,7 @@ def tokens_for(username: str, groups: tuple[str, ...], settings: Settings) -> fr
     one), else the mapping file's; with ``security.groups.asTokens``, the groups themselves."""
     if settings.authority_url:
         tokens = set(_from_authority(username, settings))
-        if groups and _mapping_path(settings).exists():
+        if groups and mapping_path(settings).exists():
             tokens |= _from_mapping(None, groups, settings)
     else:
         tokens = set(_from_mapping(username, groups, settings))

@@ -119,4 +119,4 @@ def resolve_access(headers: Mapping[str, str], remote_addr: str | None, settings
     """The user and the tokens they hold; raises :class:`DatafariError` (401, 403, 503): fail closed."""
     who = identify(headers, remote_addr, settings)
     tokens = frozenset() if who.username is None else tokens_for(who.username, who.groups, settings)
-    return UserAccess(who.username, tokens)
+    return UserAccess(who.username, tokens, groups=tuple(who.groups))

@@ -20,28 +20,36 @@ def list_collections(solr: SolrClient, timeout: float | None = None) -> list[str
     return list(solr.get("admin/collections", {"action": "LIST"}, timeout=timeout).get("collections", []))
 
 
-def zip_configset(folder: Path) -> bytes:
-    """The configset folder as the zip the Configsets API takes (paths relative to conf/)."""
+def zip_configset(folder: Path, extra: dict[str, Path] | None = None) -> bytes:
+    """The configset folder as the zip the Configsets API takes (paths relative to conf/), plus
+    ``extra`` files under the names given (files that live outside the repository's configset)."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for file in sorted(folder.rglob("*")):
             if file.is_file():
                 archive.write(file, file.relative_to(folder).as_posix())
+        for name, file in (extra or {}).items():
+            archive.write(file, name)
     return buffer.getvalue()
 
 
-def upload_configset(solr: SolrClient, name: str, folder: Path) -> None:
-    """Uploads (or overwrites) a configset; files Solr keeps there, like the model store, stay."""
+def upload_configset(solr: SolrClient, name: str, folder: Path, extra: dict[str, Path] | None = None) -> None:
+    """Uploads (or overwrites) a configset; files Solr keeps there, like the model store and the
+    user properties' overlay, stay."""
     solr.request(
         "POST",
         "admin/configs",
         params={"action": "UPLOAD", "name": name, "overwrite": "true"},
-        data=zip_configset(folder),
+        data=zip_configset(folder, extra),
         headers={"Content-Type": "application/octet-stream"},
     )
 
 
-def create_collection(solr: SolrClient, name: str, configset: str, shards: int, replicas: int) -> None:
+def create_collection(
+    solr: SolrClient, name: str, configset: str, shards: int, replicas: int, route_field: str | None = None
+) -> None:
+    """Creates a compositeId collection; ``route_field`` hashes that field instead of the id (a
+    parent's chunks, which share ``parent_doc``, then live on one shard)."""
     solr.get(
         "admin/collections",
         {
@@ -51,6 +59,7 @@ def create_collection(solr: SolrClient, name: str, configset: str, shards: int, 
             "numShards": shards,
             "replicationFactor": replicas,
             "waitForFinalState": "true",
+            **({"router.field": route_field} if route_field else {}),
         },
         timeout=max(solr.timeout, 120),
     )

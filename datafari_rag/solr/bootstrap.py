@@ -1,18 +1,23 @@
 """``datafari-rag bootstrap``: configsets, collections and the embedding model, idempotently.
 
-Uploads both configsets, creates the collections that are missing (reloading the ones that
-exist so that configset changes apply), and makes VectorMain's model store hold exactly
+Uploads both configsets (FileShare's with the embedding model's ``tokenizer.json``, which its
+chunk-and-embed processor counts tokens with), creates the collections that are missing
+(VectorMain routed on ``parent_doc``, so a parent's chunks share a shard) and reloads the ones that
+exist so that configset changes apply; makes both model stores hold exactly
 ``solr_config/models/default_model.json`` (pointing at the configured embedding endpoint),
-replacing a model whose definition changed.
+replacing a model whose definition changed; and sets FileShare's ``vector.*`` user properties
+(:mod:`.user_properties`): the processor is on when ``vector.embedding.mode`` is ``processor``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..agent.model import model_dir
 from ..config import Settings
 from ..paths import CONFIGSETS
-from . import admin, model_store
+from ..security.authority import mapping_path
+from . import admin, model_store, user_properties
 from .client import SolrClient
 from .model_store import desired_model
 
@@ -22,40 +27,66 @@ class BootstrapReport:
     created: list[str] = field(default_factory=list)
     reloaded: list[str] = field(default_factory=list)
     model: str = "unchanged"  # "uploaded", "replaced" or "unchanged"
+    properties: dict[str, str] = field(default_factory=dict)  # user properties set
 
     def lines(self) -> list[str]:
+        enabled = {k.split(":")[0]: v for k, v in self.properties.items() if k.endswith(":vector.enabled")}
+        props = f"{len(self.properties)} set" + "".join(f", {c} vector.enabled={v}" for c, v in enabled.items())
         return [
             f"collections created: {', '.join(self.created) or 'none'}",
             f"collections reloaded: {', '.join(self.reloaded) or 'none'}",
             f"embedding model: {self.model}",
+            f"Solr user properties (chunk-and-embed, security filter): {props}",
         ]
 
 
 def bootstrap(solr: SolrClient, settings: Settings, shards: int = 1, replicas: int = 1) -> BootstrapReport:
     report = BootstrapReport()
     existing = set(admin.list_collections(solr))
-    for collection, configset in (
-        (settings.collection_main, "FileShare"),
-        (settings.collection_vector, "VectorMain"),
+    mapping = mapping_path(settings)
+    shared = {"acl-mapping.json": mapping} if mapping.exists() else {}
+    tokenizer = {"tokenizer.json": model_dir() / "tokenizer.json"}
+    # VectorMain first: FileShare's processor writes there as soon as it is enabled.
+    for collection, configset, extra, route in (
+        (settings.collection_vector, "VectorMain", shared, "parent_doc"),
+        (settings.collection_main, "FileShare", {**shared, **tokenizer}, None),
     ):
-        admin.upload_configset(solr, collection, CONFIGSETS / configset / "conf")
+        admin.upload_configset(solr, collection, CONFIGSETS / configset / "conf", extra)
         if collection in existing:
             admin.reload_collection(solr, collection)
             report.reloaded.append(collection)
         else:
-            admin.create_collection(solr, collection, collection, shards, replicas)
+            admin.create_collection(solr, collection, collection, shards, replicas, route)
             report.created.append(collection)
 
+    outcomes = [
+        _ensure_model(solr, collection, settings)
+        for collection in (settings.collection_vector, settings.collection_main)
+    ]
+    report.model = next((o for o in outcomes if o != "unchanged"), "unchanged")
+
+    for collection in (settings.collection_vector, settings.collection_main):
+        current = user_properties.get(solr, collection)
+        wanted = user_properties.security_wanted(settings, current)
+        if collection == settings.collection_main:
+            wanted |= user_properties.wanted(settings, current, settings.vector_embedding_mode == "processor")
+        user_properties.set_properties(solr, collection, wanted)
+        report.properties |= {f"{collection}:{k}": v for k, v in wanted.items()}
+    return report
+
+
+def _ensure_model(solr: SolrClient, collection: str, settings: Settings) -> str:
+    """Makes the collection's model store hold the configured model; says what it did."""
     wanted = desired_model(settings)
-    current = {m["name"]: m for m in model_store.get_models(solr, settings.collection_vector)}
+    current = {m["name"]: m for m in model_store.get_models(solr, collection)}
     found = current.get(wanted["name"])
     if found is None:
-        model_store.put_model(solr, settings.collection_vector, wanted)
-        report.model = "uploaded"
+        outcome = "uploaded"
     elif found.get("class") != wanted["class"] or found.get("params") != wanted["params"]:
-        model_store.delete_model(solr, settings.collection_vector, wanted["name"])
-        model_store.put_model(solr, settings.collection_vector, wanted)
-        report.model = "replaced"
-    if report.model != "unchanged":
-        admin.reload_collection(solr, settings.collection_vector)
-    return report
+        model_store.delete_model(solr, collection, wanted["name"])
+        outcome = "replaced"
+    else:
+        return "unchanged"
+    model_store.put_model(solr, collection, wanted)
+    admin.reload_collection(solr, collection)
+    return outcome

@@ -102,11 +102,14 @@ class Collection:
         params = [("q", query), ("defType", "lucene"), ("rows", 0)]
         return int(self.search("select", params, UserAccess.indexer(), timeout)["response"]["numFound"])
 
-    def get(self, ids: list[str], fields: str) -> list[dict[str, Any]]:
-        """Documents by id, committed or not (real-time get), read as the indexer."""
+    def get(self, ids: list[str], fields: str, route: str | None = None) -> list[dict[str, Any]]:
+        """Documents by id, committed or not (real-time get), read as the indexer. ``route``: the
+        routing value of a collection routed on a field (VectorMain: the chunks' ``parent_doc``)."""
         if not ids:
             return []
         params = [*(("id", i) for i in ids), ("fl", fields)]  # repeated id: ids may hold commas
+        if route is not None:
+            params.append(("_route_", route))
         found = self.search("get", params, UserAccess.indexer(), timeout=120)
         if "doc" in found:  # Solr answers a single id with {"doc": …}
             return [found["doc"]] if found["doc"] else []

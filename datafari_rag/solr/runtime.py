@@ -160,6 +160,9 @@ class LocalSolr:
             # new documents become visible within 10 s unless a client commits; shorter intervals
             # cost indexing speed (many small segments whose HNSW graphs are built, then merged)
             f"-Dsolr.autoSoftCommit.maxTime={self.soft_commit_ms}",
+            # Bound to 127.0.0.1: while no security.json is installed, the security filter takes the
+            # user the sidecar names; once Solr authenticates, only the service account may.
+            "-Dsecurity.trustWithoutAuthentication=true",
             "-cp",
             f"{LIB}/*",
             str(SOLR_RUNTIME / "Launcher.java"),

@@ -20,6 +20,7 @@ from ..config import Settings
 from ..indexing.indexer import Indexer
 from ..indexing.outbox import Outbox
 from ..solr import SolrClient
+from ..solr.bootstrap import bootstrap
 
 LEVELS = ("share", "parent", "document")
 PUBLIC = "__nosecurity__"
@@ -48,6 +49,9 @@ def random_acl(rng: random.Random) -> dict[str, list[str]]:
         if rng.random() < 0.25:
             acl[f"deny_token_{level}"] = rng.sample(POOL, 1)
     return acl
+
+
+EVERY_TOKEN = "harness-every-token"
 
 
 @dataclass
@@ -79,7 +83,11 @@ def build(
     assert all(r.status == "ok" and not r.pending for r in results), results
     for j in range(users):
         corpus.users[f"user{j}"] = frozenset(rng.sample(POOL, rng.randint(0, 4)))
-    (folder / "mapping.json").write_text(json.dumps({"users": {u: sorted(t) for u, t in corpus.users.items()}}))
+    users_json = {u: sorted(t) for u, t in corpus.users.items()}
+    users_json[EVERY_TOKEN] = sorted(POOL)  # not a harness user: the "filter off" checks name it
+    (folder / "mapping.json").write_text(json.dumps({"users": users_json}))
+    # Solr's own security layer reads the same mapping from the configsets
+    bootstrap(solr, settings.replace(mapping_file=str(folder / "mapping.json")))
     return corpus
 
 

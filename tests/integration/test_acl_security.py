@@ -10,10 +10,18 @@ import pytest
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.security import UserAccess
+from datafari_rag.security.acl import acl_params
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import bootstrap
-from datafari_rag.solr.search import secured_search
-from datafari_rag.testing.acl_harness import POOL, Corpus, build, harness_settings, one_trial, reference_allows
+from datafari_rag.solr.search import FORM, _form, secured_search
+from datafari_rag.testing.acl_harness import (
+    EVERY_TOKEN,
+    Corpus,
+    build,
+    harness_settings,
+    one_trial,
+    reference_allows,
+)
 from datafari_rag.testing.fake_llm import FakeLlm
 
 
@@ -36,23 +44,50 @@ def test_reference_rule_examples() -> None:
     assert not reference_allows(frozenset({"a"}), {"deny_token_parent": ["d"]})  # deny-only level: nobody
 
 
-def test_the_solr_filter_matches_the_reference_on_random_users(
+def _ids(solr: SolrClient, path: str, params: list[tuple[str, str]]) -> set[str]:
+    form = [("q", "id:acl-*"), ("defType", "lucene"), ("rows", "1000"), ("fl", "id"), *params]
+    return {d["id"] for d in solr.request("POST", path, data=_form(form), headers=FORM)["response"]["docs"]}
+
+
+def test_each_layer_alone_and_both_match_the_reference_on_random_users(
+    solr: SolrClient, acl_world: tuple[Settings, Corpus, Path]
+) -> None:
+    """Two independent layers: the sidecar's filter (its own fq, on the handler Solr does not
+    filter) and Solr's ``{!manifoldCFSecurity}`` (the user named, no fq from the sidecar) each give
+    exactly the reference's readable set for every user of the mapping, and so do both together."""
+    settings, corpus, _ = acl_world
+    fs = settings.collection_main
+    users: list[str | None] = [*corpus.users, None]
+    for user in users:
+        tokens = corpus.users.get(user, frozenset()) if user else frozenset()
+        expected = {i for i, doc in corpus.docs.items() if reference_allows(tokens, doc)}
+        access = UserAccess(user, tokens)
+        sidecar_fq = [p for p in acl_params(access) if not p[0].startswith("Authenticated")]
+        named = [p for p in acl_params(access) if p[0].startswith("Authenticated")]
+        assert _ids(solr, f"{fs}/internal", sidecar_fq) == expected, ("sidecar layer", user)
+        assert _ids(solr, f"{fs}/select", named) == expected, ("Solr layer", user)
+        both = secured_search(
+            solr, fs, "select", {"q": "id:acl-*", "defType": "lucene", "rows": 1000, "fl": "id"}, access
+        )
+        assert {d["id"] for d in both["response"]["docs"]} == expected, ("both layers", user)
+
+
+def test_a_search_straight_to_solr_as_anonymous_sees_only_public_documents(
     solr: SolrClient, acl_world: tuple[Settings, Corpus, Path]
 ) -> None:
     settings, corpus, _ = acl_world
-    rng = random.Random(7)
-    users = [frozenset(rng.sample(POOL, rng.randint(0, 5))) for _ in range(60)] + [frozenset()]
-    for tokens in users:
-        found = secured_search(
-            solr,
-            settings.collection_main,
-            "select",
-            {"q": "id:acl-*", "defType": "lucene", "rows": 1000, "fl": "id"},
-            UserAccess("u", tokens),
-        )
-        got = {d["id"] for d in found["response"]["docs"]}
-        expected = {i for i, doc in corpus.docs.items() if reference_allows(tokens, doc)}
-        assert got == expected, sorted(tokens)
+    public = {i for i, doc in corpus.docs.items() if reference_allows(frozenset(), doc)}
+    assert public and public != set(corpus.docs)
+    assert _ids(solr, f"{settings.collection_main}/select", []) == public
+    # the filter is appended: a client's own fq, or none, cannot remove it
+    assert _ids(solr, f"{settings.collection_main}/select", [("fq", "*:*")]) == public
+    chunks = solr.request(
+        "POST",
+        f"{settings.collection_vector}/select",
+        data=_form([("q", "*:*"), ("defType", "lucene"), ("rows", "10000"), ("fl", "parent_doc")]),
+        headers=FORM,
+    )["response"]["docs"]
+    assert {c["parent_doc"] for c in chunks} == public
 
 
 def test_no_leak_in_random_trials(acl_world: tuple[Settings, Corpus, Path], fake_llm: FakeLlm) -> None:
@@ -69,11 +104,29 @@ def test_no_leak_in_random_trials(acl_world: tuple[Settings, Corpus, Path], fake
     assert exposed_some > 50  # the trials did reach the LLM with readable documents
 
 
+def test_solr_alone_holds_when_the_sidecar_filter_is_off(
+    acl_world: tuple[Settings, Corpus, Path], fake_llm: FakeLlm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sidecar's fq removed, the user still named: Solr's layer alone lets nothing leak."""
+    monkeypatch.setattr(
+        "datafari_rag.solr.search.acl_params",
+        lambda access: [p for p in acl_params(access) if p[0].startswith("Authenticated")],
+    )
+    settings, corpus, _ = acl_world
+    clients = {
+        "bm25": create_app(settings).test_client(),
+        "vector": create_app(settings.replace(retrieval_method="vector")).test_client(),
+    }
+    rng = random.Random(5)
+    assert [d for _ in range(60) for d in one_trial(rng, clients, corpus, fake_llm)[1]] == []
+
+
 def test_the_harness_finds_leaks_when_the_filter_is_off(
     acl_world: tuple[Settings, Corpus, Path], fake_llm: FakeLlm, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Without the ACL filter, the same trials must report leaks: the harness is not blind."""
-    monkeypatch.setattr("datafari_rag.solr.search.acl_params", lambda access: [])
+    """Without the sidecar's filter, and with Solr told a user who holds every token, the same
+    trials must report leaks: the harness is not blind."""
+    monkeypatch.setattr("datafari_rag.solr.search.acl_params", lambda access: [("AuthenticatedUserName", EVERY_TOKEN)])
     settings, corpus, _ = acl_world
     clients = {"bm25": create_app(settings).test_client()}
     rng = random.Random(3)

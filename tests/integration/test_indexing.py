@@ -50,12 +50,12 @@ def chunks_of(solr: SolrClient, settings: Settings, parent: str) -> list[dict[st
         "sort": "chunk_index asc",
         "fl": "*",
     }
-    return solr.get(f"{settings.collection_vector}/select", query)["response"]["docs"]
+    return solr.get(f"{settings.collection_vector}/internal", query)["response"]["docs"]
 
 
 def parent_of(solr: SolrClient, settings: Settings, doc_id: str) -> list[dict[str, Any]]:
     query = {"q": "*:*", "fq": "{!term f=id v=$p}", "p": doc_id, "fl": "*"}
-    return solr.get(f"{settings.collection_main}/select", query)["response"]["docs"]
+    return solr.get(f"{settings.collection_main}/internal", query)["response"]["docs"]
 
 
 @pytest.fixture
@@ -391,10 +391,10 @@ def test_index_command_reads_every_supported_file_type(
     assert "indexed 6 documents" in result.output and "1 failed" in result.output, result.output
     assert "7/7" in result.output  # one progress bar, over documents
     for phrase in ("cooling tower", "water treatment", "boiler room", "fire alarm", "forklift", "BEIR line"):
-        hits = solr.get(f"{settings.collection_vector}/select", {"q": f'exactContent:"{phrase}"', "rows": 1})
+        hits = solr.get(f"{settings.collection_vector}/internal", {"q": f'exactContent:"{phrase}"', "rows": 1})
         assert hits["response"]["numFound"] >= 1, phrase
     html = solr.get(
-        f"{settings.collection_main}/select", {"q": 'exactContent:"boiler room"', "fl": "title,exactContent"}
+        f"{settings.collection_main}/internal", {"q": 'exactContent:"boiler room"', "fl": "title,exactContent"}
     )
     assert html["response"]["docs"][0]["title"] == "Web page"
     assert "x()" not in html["response"]["docs"][0]["exactContent"]

@@ -52,6 +52,67 @@ def test_local_solr_with_basic_auth(tmp_path: Path, agent_url: str) -> None:
         settings = Settings(
             solr_url=node.url, solr_username="sidecar", solr_password="s3cret-pass", embeddings_endpoint=agent_url
         )
-        assert bootstrap(client, settings).created == ["FileShare", "VectorMain"]
+        assert sorted(bootstrap(client, settings).created) == ["FileShare", "VectorMain"]
+    finally:
+        node.stop()
+
+
+def _ids(client: SolrClient, collection: str, params: dict[str, str]) -> set[str]:
+    found = client.get(f"{collection}/select", {"q": "*:*", "fl": "id", "rows": "100", **params})
+    return {d["id"] for d in found["response"]["docs"]}
+
+
+@pytest.mark.skipif(bool(os.environ.get("DATAFARI_RAG_SOLR_URL")), reason="needs the local runtime")
+def test_only_the_service_account_may_name_another_user(tmp_path: Path, agent_url: str) -> None:
+    """Solr authenticates (BasicAuth) and authorizes (rules): anyone may search /select and
+    /vector, filtered; only the sidecar's service account may name the user it speaks for; another
+    Solr user is filtered as themself, an anonymous client as anonymous; the unfiltered handlers
+    (/internal, /get) are the service account's alone."""
+    security = {
+        "authentication": {
+            "class": "solr.BasicAuthPlugin",
+            "blockUnknown": False,
+            "credentials": {
+                "datafari-rag": basic_auth_credential("svc-pass"),
+                "bob": basic_auth_credential("bob-pass"),
+            },
+        },
+        "authorization": {
+            "class": "solr.RuleBasedAuthorizationPlugin",
+            "user-role": {"datafari-rag": "service", "bob": "user"},
+            "permissions": [
+                {"name": "secured-search", "collection": "*", "path": ["/select", "/vector"], "role": None},
+                {"name": "all", "role": "service"},
+            ],
+        },
+    }
+    (tmp_path / "security.json").write_text(json.dumps(security))
+    node = LocalSolr(port=free_port(), home=tmp_path / "home", security_json=tmp_path / "security.json")
+    node.start(timeout=180)
+    try:
+        service = SolrClient(node.url, auth=("datafari-rag", "svc-pass"))
+        settings = Settings(
+            solr_url=node.url, solr_username="datafari-rag", solr_password="svc-pass", embeddings_endpoint=agent_url
+        )
+        bootstrap(service, settings)  # conf/acl-mapping.json: alice [hr-managers, staff], bob [staff]
+        docs = [
+            {"id": "pub", "exactContent": "A public notice about the canteen menu."},
+            {"id": "hr", "exactContent": "Salary review notes.", "allow_token_document": ["hr-managers"]},
+            {"id": "staff", "exactContent": "Staff rota for December.", "allow_token_document": ["staff"]},
+        ]
+        service.post("FileShare/update", json=docs, params={"commit": "true"})
+        alice = {"AuthenticatedUserName": "alice"}
+        assert _ids(service, "FileShare", alice) == {"pub", "hr", "staff"}
+        assert _ids(service, "FileShare", {}) == {"pub"}
+        bob = SolrClient(node.url, auth=("bob", "bob-pass"))
+        assert _ids(bob, "FileShare", alice) == {"pub", "staff"}  # filtered as bob, whoever he names
+        anonymous = SolrClient(node.url)
+        assert _ids(anonymous, "FileShare", alice) == {"pub"}
+        assert _ids(anonymous, "FileShare", {"fq": "*:*", **alice}) == {"pub"}
+        for path, params in (("FileShare/internal", {"q": "*:*"}), ("FileShare/get", {"id": "hr"})):
+            for client in (anonymous, bob):
+                with pytest.raises(SolrError) as refused:
+                    client.get(path, params)
+                assert refused.value.status in (401, 403)
     finally:
         node.stop()

@@ -1,7 +1,11 @@
 package datafari.rag.solr.textvector;
 
+import dev.langchain4j.data.embedding.Embedding;
+import dev.langchain4j.data.segment.TextSegment;
 import dev.langchain4j.model.embedding.EmbeddingModel;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /** A named embedding model of the store, with the JSON it was declared with. */
@@ -25,6 +29,28 @@ public final class TextToVectorModel {
   /** Embeds one text; one HTTP call to the embedding service, as Solr's module does. */
   public float[] vectorise(String text) {
     return model.embed(text).content().vector();
+  }
+
+  /**
+   * Embeds texts in one batch (one HTTP call for up to the model's batch size), in order. A
+   * response that does not hold one vector per text is an error, never a shifted vector.
+   */
+  public List<float[]> vectoriseAll(List<String> texts) {
+    List<TextSegment> segments = new ArrayList<>(texts.size());
+    for (String text : texts) {
+      segments.add(TextSegment.from(text));
+    }
+    List<Embedding> embeddings = model.embedAll(segments).content();
+    if (embeddings.size() != texts.size()) {
+      throw new IllegalStateException(
+          "The embedding service returned " + embeddings.size() + " vectors for " + texts.size()
+              + " texts");
+    }
+    List<float[]> vectors = new ArrayList<>(embeddings.size());
+    for (Embedding embedding : embeddings) {
+      vectors.add(embedding.vector());
+    }
+    return vectors;
   }
 
   Map<String, Object> toMap() {

@@ -1,0 +1,58 @@
+"""What Solr's own security filter costs: the same BM25 search straight to Solr through FileShare's
+``/select`` (``{!manifoldCFSecurity}`` appended, a user with tokens named) and through
+``/internal`` (the same handler settings, no filter), alternated in the same run, different
+queries per arm so that no result cache answers. Prints one line with both p50/p99 and the p50
+ratio (target <= 1.05).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import requests
+
+from bench.common import Figure, bench_stack, emit, percentile, warm_solr
+from bench.solr_overhead import load_scifact, measure
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--requests", type=int, default=400)
+    parser.add_argument("--docs", type=int, default=6000, help="SciFact abstracts added to FileShare")
+    parser.add_argument("--quick", action="store_true", help="80 requests, 1,000 documents")
+    args = parser.parse_args()
+    count, docs = (80, 1000) if args.quick else (args.requests, args.docs)
+    with bench_stack("benchsf_") as (settings, solr, _agent), requests.Session() as http:
+        http.trust_env = False
+        queries = load_scifact(solr, settings, docs)
+        warm_solr(settings, solr, queries, bursts=40 if args.quick else 150, concurrency=8)
+        base = f"{settings.solr_url}/{settings.collection_main}"
+
+        def search(handler: str, text: str, named: bool) -> None:
+            form = [("q", text), ("defType", "edismax"), ("q.op", "OR"), ("rows", 10), ("wt", "json")]
+            form += [("qf", "title_en title_fr content_en content_fr")]
+            if named:
+                form.append(("AuthenticatedUserName", "alice"))  # conf/acl-mapping.json: two tokens
+            response = http.post(f"{base}/{handler}", data=form)
+            response.raise_for_status()
+
+        calls = [
+            (
+                lambda i=i: search("select", queries[(2 * i) % len(queries)], True),
+                lambda i=i: search("internal", queries[(2 * i + 1) % len(queries)], False),
+            )
+            for i in range(count + 20)
+        ]
+        filtered, bare = measure(calls, warmup=20)
+    ratio = percentile(filtered, 50) / percentile(bare, 50)
+    emit(
+        "solr_filter",
+        f"solr_filter: BM25 straight to Solr with the security filter p50 {percentile(filtered, 50):.2f} ms "
+        f"p99 {percentile(filtered, 99):.2f} ms, without p50 {percentile(bare, 50):.2f} ms "
+        f"p99 {percentile(bare, 99):.2f} ms, ratio {ratio:.3f} (target <= 1.05); {count} requests per arm",
+        Figure("Solr filter p50 / no filter p50", ratio, "", "<= 1.05", ratio <= 1.05),
+    )
+
+
+if __name__ == "__main__":
+    main()

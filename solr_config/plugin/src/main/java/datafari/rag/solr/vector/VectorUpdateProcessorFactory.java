@@ -1,0 +1,327 @@
+package datafari.rag.solr.vector;
+
+import datafari.rag.solr.textvector.TextToVectorModel;
+import datafari.rag.solr.textvector.TextToVectorModels;
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import org.apache.lucene.search.Query;
+import org.apache.solr.client.solrj.SolrServerException;
+import org.apache.solr.common.SolrException;
+import org.apache.solr.common.SolrException.ErrorCode;
+import org.apache.solr.common.SolrInputDocument;
+import org.apache.solr.common.SolrInputField;
+import org.apache.solr.common.params.SolrParams;
+import org.apache.solr.common.util.NamedList;
+import org.apache.solr.core.CoreContainer;
+import org.apache.solr.core.SolrCore;
+import org.apache.solr.request.SolrQueryRequest;
+import org.apache.solr.response.SolrQueryResponse;
+import org.apache.solr.search.QParser;
+import org.apache.solr.search.SolrIndexSearcher;
+import org.apache.solr.update.AddUpdateCommand;
+import org.apache.solr.update.CommitUpdateCommand;
+import org.apache.solr.update.DeleteUpdateCommand;
+import org.apache.solr.update.UpdateCommand;
+import org.apache.solr.update.UpdateLog;
+import org.apache.solr.update.processor.DistributedUpdateProcessor.DistribPhase;
+import org.apache.solr.update.processor.DistributingUpdateProcessorFactory;
+import org.apache.solr.update.processor.UpdateRequestProcessor;
+import org.apache.solr.update.processor.UpdateRequestProcessorFactory;
+import org.apache.solr.util.RefCounted;
+import org.apache.lucene.search.ScoreDoc;
+import org.apache.lucene.search.TopDocs;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * FileShare's chunk-and-embed processor: every add, atomic update and delete that reaches
+ * FileShare, from any client, is reflected in the chunks' collection (VectorMain) in the same
+ * request. Placed after the distributed processor, it sees an atomic update as the whole merged
+ * document, and it works on the shard leader only (replicas receive the parent, VectorMain's own
+ * replicas receive the chunks). A parent's chunks are written before the parent: if the embedding
+ * service or VectorMain fails, the parent's write fails too and the caller sends it again.
+ *
+ * <p>Settings are Datafari's {@code vector.*} user properties (Config API {@code
+ * set-user-property}), substituted into this processor's arguments in solrconfig.xml.
+ */
+public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory {
+  private static final Logger log = LoggerFactory.getLogger(MethodHandles.lookup().lookupClass());
+
+  /** Parent fields a chunk does not copy: full texts, vectors and what Solr or this writer sets. */
+  static final Set<String> NOT_COPIED =
+      Set.of(
+          "id",
+          "_version_",
+          "_root_",
+          "indexed_at",
+          "exactContent",
+          "preview_content",
+          "embedded_content",
+          "title_en",
+          "title_fr",
+          "parent_doc",
+          "chunk_index",
+          "chunk_count",
+          "has_vector",
+          "parent_version");
+
+  private boolean enabled;
+  private String collection;
+  private String textField;
+  private String modelName;
+  private String vectorField;
+  private String splitterName;
+  private int chunkSize;
+  private int maxOverlap;
+  private boolean tokens;
+  private String tokenizer;
+  private int minLength;
+  private double minAlnumRatio;
+  private Chunker chunker;
+
+  @Override
+  public void init(NamedList<?> args) {
+    SolrParams params = args.toSolrParams();
+    enabled = params.getBool("enabled", false);
+    collection = params.get("collection", "VectorMain");
+    textField = params.get("textField", "exactContent");
+    modelName = params.get("model", "default_model");
+    vectorField = params.get("vectorField", "vector_384");
+    splitterName = params.get("splitter", "recursiveSplitter");
+    chunkSize = params.getInt("chunksize", 300);
+    maxOverlap = params.getInt("maxoverlap", 0);
+    String unit = params.get("chunksizeUnit", "tokens").toLowerCase(Locale.ROOT);
+    if (!unit.equals("tokens") && !unit.equals("characters")) {
+      throw new SolrException(
+          ErrorCode.SERVER_ERROR,
+          "vector.chunksize.unit must be tokens or characters, not '" + unit + "'");
+    }
+    tokens = unit.equals("tokens");
+    tokenizer = params.get("tokenizer", "tokenizer.json");
+    minLength = params.getInt("minchunklength", 10);
+    minAlnumRatio = params.getDouble("minalphanumratio", 0.3);
+    try {
+      // Checks the settings now, so that a bad user property fails the core's (re)load.
+      new Chunker(splitterName, chunkSize, maxOverlap, null, minLength, minAlnumRatio);
+    } catch (IllegalArgumentException e) {
+      throw new SolrException(ErrorCode.SERVER_ERROR, e.getMessage(), e);
+    }
+  }
+
+  private synchronized Chunker chunker(SolrCore core) {
+    if (chunker == null) {
+      chunker =
+          new Chunker(
+              splitterName,
+              chunkSize,
+              maxOverlap,
+              tokens ? ModelTokenizer.of(core.getResourceLoader(), tokenizer) : null,
+              minLength,
+              minAlnumRatio);
+    }
+    return chunker;
+  }
+
+  @Override
+  public UpdateRequestProcessor getInstance(
+      SolrQueryRequest req, SolrQueryResponse rsp, UpdateRequestProcessor next) {
+    if (!enabled || !leads(req)) {
+      return next;
+    }
+    CoreContainer container = req.getCoreContainer();
+    if (container.getZkController() == null) {
+      throw new SolrException(
+          ErrorCode.SERVER_ERROR, "The chunk-and-embed processor needs SolrCloud");
+    }
+    ChunkWriter writer =
+        new ChunkWriter(
+            container
+                .getSolrClientCache()
+                .getCloudSolrClient(container.getZkController().getZkServerAddress()),
+            collection);
+    return new Processor(req, writer, next);
+  }
+
+  /** False on a replica receiving its leader's copy: the leader has done the work already. */
+  private static boolean leads(SolrQueryRequest req) {
+    return DistribPhase.parseParam(
+            req.getParams().get(DistributingUpdateProcessorFactory.DISTRIB_UPDATE_PARAM))
+        != DistribPhase.FROMLEADER;
+  }
+
+  private final class Processor extends UpdateRequestProcessor {
+    private final SolrQueryRequest req;
+    private final ChunkWriter writer;
+
+    Processor(SolrQueryRequest req, ChunkWriter writer, UpdateRequestProcessor next) {
+      super(next);
+      this.req = req;
+      this.writer = writer;
+    }
+
+    @Override
+    public void processAdd(AddUpdateCommand cmd) throws IOException {
+      if (!replayed(cmd) && !cmd.isInPlaceUpdate()) {
+        SolrInputDocument parent = cmd.getSolrInputDocument();
+        String id = cmd.getPrintableId();
+        List<String> chunks = chunker(req.getCore()).split(text(parent));
+        List<SolrInputDocument> docs = chunkDocuments(parent, id, chunks, cmd.getVersion());
+        embed(id, chunks, docs);
+        try {
+          writer.replace(id, docs, cmd.commitWithin);
+        } catch (SolrServerException | IOException | RuntimeException e) {
+          throw unavailable("Could not write the chunks of document " + id + " to " + collection, e);
+        }
+      }
+      super.processAdd(cmd);
+    }
+
+    @Override
+    public void processDelete(DeleteUpdateCommand cmd) throws IOException {
+      if (!replayed(cmd)) {
+        Set<String> parents = new LinkedHashSet<>();
+        if (cmd.isDeleteById()) {
+          parents.add(cmd.getId());
+        } else {
+          parents.addAll(matchingIds(cmd.getQuery()));
+        }
+        try {
+          writer.deleteParents(parents, cmd.commitWithin);
+        } catch (SolrServerException | IOException | RuntimeException e) {
+          throw unavailable("Could not delete the chunks of the deleted documents", e);
+        }
+      }
+      super.processDelete(cmd);
+    }
+
+    @Override
+    public void processCommit(CommitUpdateCommand cmd) throws IOException {
+      try {
+        writer.commit(cmd.softCommit, cmd.waitSearcher);
+      } catch (SolrServerException | IOException | RuntimeException e) {
+        throw unavailable("Could not commit " + collection, e);
+      }
+      super.processCommit(cmd);
+    }
+
+    /** The ids of this shard's documents a delete-by-query matches, uncommitted ones included. */
+    private List<String> matchingIds(String query) {
+      List<String> ids = new ArrayList<>();
+      UpdateLog ulog = req.getCore().getUpdateHandler().getUpdateLog();
+      if (ulog != null) {
+        ulog.openRealtimeSearcher(); // sees every add acknowledged so far, as Solr's own delete does
+      }
+      RefCounted<SolrIndexSearcher> holder = req.getCore().getRealtimeSearcher();
+      try {
+        SolrIndexSearcher searcher = holder.get();
+        Query parsed = QParser.getParser(query, req).getQuery();
+        if (parsed == null) {
+          return ids;
+        }
+        TopDocs top = searcher.search(parsed, Math.max(1, searcher.maxDoc()));
+        Set<String> fields = Set.of("id");
+        for (ScoreDoc hit : top.scoreDocs) {
+          ids.add(searcher.getDocFetcher().doc(hit.doc, fields).get("id"));
+        }
+        return ids;
+      } catch (Exception e) {
+        throw new SolrException(
+            ErrorCode.BAD_REQUEST, "Could not run the delete query '" + query + "': " + e, e);
+      } finally {
+        holder.decref();
+      }
+    }
+
+    private void embed(String id, List<String> chunks, List<SolrInputDocument> docs) {
+      if (chunks.isEmpty()) {
+        return;
+      }
+      List<float[]> vectors;
+      try {
+        TextToVectorModel model = TextToVectorModels.require(req.getCore(), modelName);
+        vectors = model.vectoriseAll(chunks);
+      } catch (RuntimeException e) {
+        throw unavailable("Could not embed the chunks of document " + id, e);
+      }
+      for (int i = 0; i < docs.size(); i++) {
+        List<Float> vector = new ArrayList<>(vectors.get(i).length);
+        for (float v : vectors.get(i)) {
+          vector.add(v);
+        }
+        docs.get(i).setField(vectorField, vector);
+        docs.get(i).setField("has_vector", true);
+      }
+    }
+  }
+
+  private static boolean replayed(UpdateCommand cmd) {
+    return (cmd.getFlags() & (UpdateCommand.REPLAY | UpdateCommand.PEER_SYNC)) != 0;
+  }
+
+  private static SolrException unavailable(String what, Exception e) {
+    if (e instanceof SolrException && ((SolrException) e).code() == ErrorCode.BAD_REQUEST.code) {
+      return (SolrException) e;
+    }
+    log.error("{}: {}", what, e.toString());
+    return new SolrException(
+        ErrorCode.SERVICE_UNAVAILABLE,
+        what + " (" + e.getMessage() + "); the document was not written, send it again",
+        e);
+  }
+
+  private String text(SolrInputDocument parent) {
+    SolrInputField field = parent.getField(textField);
+    if (field == null || field.getValueCount() == 0) {
+      return null;
+    }
+    List<String> parts = new ArrayList<>();
+    for (Object value : field.getValues()) {
+      parts.add(String.valueOf(value));
+    }
+    return String.join("\n", parts);
+  }
+
+  /** The chunk documents, as Datafari's VectorUpdateProcessor writes them. */
+  static List<SolrInputDocument> chunkDocuments(
+      SolrInputDocument parent, String parentId, List<String> chunks, long version) {
+    boolean french = isFrench(parent.getFieldValue("language"));
+    List<SolrInputDocument> docs = new ArrayList<>(chunks.size());
+    for (int i = 0; i < chunks.size(); i++) {
+      SolrInputDocument chunk = new SolrInputDocument();
+      for (SolrInputField field : parent) {
+        String name = field.getName();
+        if (!NOT_COPIED.contains(name)
+            && !name.startsWith("content_")
+            && !name.startsWith("vector_")) {
+          chunk.setField(name, field.getValue());
+        }
+      }
+      chunk.setField("id", parentId + "_" + i);
+      chunk.setField(ChunkWriter.PARENT, parentId);
+      chunk.setField(ChunkWriter.INDEX, i);
+      chunk.setField(ChunkWriter.COUNT, chunks.size());
+      if (version != 0) {
+        chunk.setField("parent_version", Math.abs(version));
+      }
+      chunk.setField("embedded_content", chunks.get(i));
+      chunk.setField("exactContent", chunks.get(i));
+      if (french) {
+        chunk.setField("content_fr", chunks.get(i));
+        Object title = parent.getFieldValue("title");
+        chunk.setField("title_fr", title == null ? "" : title);
+      }
+      docs.add(chunk);
+    }
+    return docs;
+  }
+
+  private static boolean isFrench(Object language) {
+    return language instanceof String
+        && ((String) language).toLowerCase(Locale.ROOT).startsWith("fr");
+  }
+}
