@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import unicodedata
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -32,8 +33,9 @@ log = logging.getLogger(__name__)
 MAX_ID_CHARS = 2048
 ACL_FIELDS = tuple(f"{kind}_token_{level}" for kind in ("allow", "deny") for level in ("share", "parent", "document"))
 CHILD_BATCH = 200
-# In solr mode, VectorMain's update chain embeds one chunk at a time; two update requests side by
-# side keep two embedding calls (two cores of the agent) busy instead of one.
+# In solr mode, VectorMain's update chain embeds one chunk at a time (in processor mode, FileShare's
+# chain one document's chunks at a time); two update requests side by side keep two embedding
+# calls (two cores of the agent) busy instead of one.
 SOLR_MODE_POSTS = 2
 
 
@@ -159,7 +161,18 @@ class Indexer:
         if self.in_solr:
             for result in by_id.values():
                 result.chunks = None
-            self._write_parents(valid, by_id, commit, commit_within)
+            # Solr embeds each document's chunks in one call, while the previous document's wait:
+            # requests side by side keep the embedding service's cores busy.
+            # (a document sent twice stays in one request, in order: the last write wins)
+            groups: list[list[dict[str, Any]]] = [[] for _ in range(SOLR_MODE_POSTS)]
+            for doc in valid:
+                groups[zlib.crc32(doc["id"].encode()) % SOLR_MODE_POSTS].append(doc)
+            with ThreadPoolExecutor(max_workers=SOLR_MODE_POSTS, thread_name_prefix="fileshare-update") as pool:
+                done = [pool.submit(self._write_parents, g, by_id, False, commit_within) for g in groups if g]
+            for future in done:
+                future.result()
+            if commit:
+                self.main.commit()
             return results
         if self.settings.vector_enabled and valid:  # intent first: a crash from here on leaves a trace
             self.outbox.add(self.main.name, [d["id"] for d in valid], "being written")
