@@ -157,8 +157,9 @@ def test_user_properties_change_the_chunking(solr: SolrClient, inside: tuple[Set
 
 
 def test_a_write_whose_chunks_fail_fails_whole(solr: SolrClient, settings: Settings, tmp_path: Path) -> None:
-    """The embedding service down: Solr refuses the write (503) and FileShare keeps nothing of it;
-    once the service is back, the same write goes through and every parent has its chunks."""
+    """The embedding service down, then VectorMain unreachable: each time Solr refuses the write
+    (503) and FileShare keeps nothing of it; once they are back, the same write goes through and
+    every parent has its complete, vectorised chunks."""
     dead = f"http://127.0.0.1:{free_port()}/v1"
     mine = settings.replace(
         collection_main="procfail_FileShare",
@@ -174,6 +175,13 @@ def test_a_write_whose_chunks_fail_fails_whole(solr: SolrClient, settings: Setti
     assert "Could not embed the chunks of document f-1" in str(refused.value)
     assert solr.get(f"{mine.collection_main}/get", {"id": "f-1"})["doc"] is None
     bootstrap(solr, mine.replace(embeddings_endpoint=settings.embeddings_endpoint))
+    # VectorMain unreachable (here: the processor aimed at a collection that does not exist)
+    user_properties.set_properties(solr, mine.collection_main, {"vector.collection": "procfail_Missing"})
+    with pytest.raises(SolrError) as refused:
+        write(solr, mine.collection_main, doc)
+    assert refused.value.status == 503 and "Could not write the chunks of document f-1" in str(refused.value)
+    assert solr.get(f"{mine.collection_main}/get", {"id": "f-1"})["doc"] is None
+    user_properties.set_properties(solr, mine.collection_main, {"vector.collection": mine.collection_vector})
     write(solr, mine.collection_main, doc)
     indexer = Indexer.of(solr, mine, Outbox(tmp_path / "o.sqlite"))
     assert _changed(_parent_versions(indexer), _chunks_by_parent(indexer)) == []

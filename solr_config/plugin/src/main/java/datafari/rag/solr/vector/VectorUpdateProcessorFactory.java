@@ -263,10 +263,8 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
     return (cmd.getFlags() & (UpdateCommand.REPLAY | UpdateCommand.PEER_SYNC)) != 0;
   }
 
+  /** The chunks could not be made or written: the caller's document is fine, send it again. */
   private static SolrException unavailable(String what, Exception e) {
-    if (e instanceof SolrException && ((SolrException) e).code() == ErrorCode.BAD_REQUEST.code) {
-      return (SolrException) e;
-    }
     log.error("{}: {}", what, e.toString());
     return new SolrException(
         ErrorCode.SERVICE_UNAVAILABLE,
