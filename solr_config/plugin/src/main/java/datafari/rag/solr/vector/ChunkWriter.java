@@ -35,27 +35,30 @@ final class ChunkWriter {
   /** Writes the new chunks of {@code parentId} and deletes those a longer version left. */
   void replace(String parentId, List<SolrInputDocument> chunks, int commitWithin)
       throws IOException, SolrServerException {
-    int previous = previousCount(parentId);
     UpdateRequest update = new UpdateRequest();
     update.setCommitWithin(commitWithin);
+    String parent = PARENT + ":" + ClientUtils.escapeQueryChars(parentId);
     if (chunks.isEmpty()) {
-      update.deleteByQuery(PARENT + ":" + ClientUtils.escapeQueryChars(parentId));
+      update.deleteByQuery(parent);
     } else {
       update.add(chunks);
-      if (previous == Integer.MAX_VALUE) {
-        update.deleteByQuery(
-            PARENT + ":" + ClientUtils.escapeQueryChars(parentId)
-                + " AND " + INDEX + ":[" + chunks.size() + " TO *]");
-      }
-      for (int i = chunks.size(); i < previous && previous != Integer.MAX_VALUE; i++) {
-        update.deleteById(parentId + "_" + i, parentId);
+      Integer previous = previousCount(parentId);
+      if (previous == null) {
+        update.deleteByQuery(parent + " AND " + INDEX + ":[" + chunks.size() + " TO *]");
+      } else {
+        for (int i = chunks.size(); i < previous; i++) {
+          update.deleteById(parentId + "_" + i, parentId);
+        }
       }
     }
     update.process(client, collection);
   }
 
-  /** The chunk count of the version VectorMain holds now (0 when it holds none). */
-  private int previousCount(String parentId) throws IOException, SolrServerException {
+  /**
+   * How many chunks the version VectorMain holds has: 0 when it holds none, null when its chunk 0
+   * carries no count (an older writer's; its surplus is then deleted by query).
+   */
+  private Integer previousCount(String parentId) throws IOException, SolrServerException {
     ModifiableSolrParams params = new ModifiableSolrParams();
     params.set(ShardParams._ROUTE_, parentId);
     params.set("fl", "id," + COUNT);
@@ -64,8 +67,7 @@ final class ChunkWriter {
       return 0;
     }
     Object count = first.getFirstValue(COUNT);
-    // A chunk 0 without a count comes from an older writer: delete by query instead.
-    return count instanceof Number ? ((Number) count).intValue() : Integer.MAX_VALUE;
+    return count instanceof Number ? ((Number) count).intValue() : null;
   }
 
   /** Deletes every chunk of these parents. */

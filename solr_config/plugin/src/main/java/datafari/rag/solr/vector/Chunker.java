@@ -54,29 +54,20 @@ final class Chunker {
     this.minAlnumRatio = minAlnumRatio;
   }
 
+  /** A null {@code tokens} makes langchain4j's splitters measure in characters. */
   private static DocumentSplitter splitter(
       String name, int size, int overlap, TokenCountEstimator tokens) {
     switch (name) {
       case "recursiveSplitter":
-        return tokens == null
-            ? DocumentSplitters.recursive(size, overlap)
-            : DocumentSplitters.recursive(size, overlap, tokens);
+        return DocumentSplitters.recursive(size, overlap, tokens);
       case "paragraphSplitter":
-        return tokens == null
-            ? new DocumentByParagraphSplitter(size, overlap)
-            : new DocumentByParagraphSplitter(size, overlap, tokens);
+        return new DocumentByParagraphSplitter(size, overlap, tokens);
       case "sentenceSplitter":
-        return tokens == null
-            ? new DocumentBySentenceSplitter(size, overlap)
-            : new DocumentBySentenceSplitter(size, overlap, tokens);
+        return new DocumentBySentenceSplitter(size, overlap, tokens);
       case "lineSplitter":
-        return tokens == null
-            ? new DocumentByLineSplitter(size, overlap)
-            : new DocumentByLineSplitter(size, overlap, tokens);
+        return new DocumentByLineSplitter(size, overlap, tokens);
       case "characterSplitter":
-        return tokens == null
-            ? new DocumentByCharacterSplitter(size, overlap)
-            : new DocumentByCharacterSplitter(size, overlap, tokens);
+        return new DocumentByCharacterSplitter(size, overlap, tokens);
       default:
         throw new IllegalArgumentException(
             "vector.splitter must be one of " + SPLITTERS + ", not '" + name + "'");

@@ -21,6 +21,7 @@ import org.apache.solr.core.CoreContainer;
 import org.apache.solr.core.SolrCore;
 import org.apache.solr.request.SolrQueryRequest;
 import org.apache.solr.response.SolrQueryResponse;
+import org.apache.solr.search.DocIterator;
 import org.apache.solr.search.QParser;
 import org.apache.solr.search.SolrIndexSearcher;
 import org.apache.solr.update.AddUpdateCommand;
@@ -33,8 +34,6 @@ import org.apache.solr.update.processor.DistributingUpdateProcessorFactory;
 import org.apache.solr.update.processor.UpdateRequestProcessor;
 import org.apache.solr.update.processor.UpdateRequestProcessorFactory;
 import org.apache.solr.util.RefCounted;
-import org.apache.lucene.search.ScoreDoc;
-import org.apache.lucene.search.TopDocs;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -223,10 +222,9 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
         if (parsed == null) {
           return ids;
         }
-        TopDocs top = searcher.search(parsed, Math.max(1, searcher.maxDoc()));
         Set<String> fields = Set.of("id");
-        for (ScoreDoc hit : top.scoreDocs) {
-          ids.add(searcher.getDocFetcher().doc(hit.doc, fields).get("id"));
+        for (DocIterator it = searcher.getDocSet(parsed).iterator(); it.hasNext(); ) {
+          ids.add(searcher.getDocFetcher().doc(it.nextDoc(), fields).get("id"));
         }
         return ids;
       } catch (Exception e) {
