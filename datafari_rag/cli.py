@@ -192,9 +192,14 @@ def _indexer() -> Indexer:
 
 @main.command("index")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("--batch", type=click.IntRange(1, 1000), default=32, show_default=True)
+@click.option(
+    "--batch",
+    type=click.IntRange(1, 1000),
+    default=None,
+    help="Documents per batch. Default: 32, 128 in processor mode.",
+)
 @_clear_errors
-def index_cmd(paths: tuple[Path, ...], batch: int) -> None:
+def index_cmd(paths: tuple[Path, ...], batch: int | None) -> None:
     """Indexes local files (txt, md, html, pdf, docx, BEIR jsonl) into FileShare and VectorMain."""
     from .indexing.corpus import index_documents
     from .indexing.files import all_documents, count_documents, find_files

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from datafari_rag.security.acl import NO_SECURITY, SEPARATOR, UserAccess, acl_params
+from datafari_rag.solr.search import _secured_request
 
 
 def test_anonymous_sees_only_fully_public_documents() -> None:
@@ -50,3 +53,15 @@ def test_the_filter_text_is_the_same_for_every_user_with_tokens() -> None:
 def test_only_the_indexer_is_unrestricted() -> None:
     assert acl_params(UserAccess.indexer()) == []
     assert not UserAccess("root", frozenset({"*"})).unrestricted
+
+
+def test_only_the_indexers_real_time_gets_may_name_shards() -> None:
+    """``shards`` could send a search anywhere: only the indexer's own gets on a routed collection
+    name them (the shard names Solr's CLUSTERSTATUS gave)."""
+    path, body = _secured_request("VectorMain", "get", [("id", "a_0"), ("shards", "shard1")], UserAccess.indexer())
+    assert path == "VectorMain/get" and b"shards=shard1" in body
+    for handler, access in (("get", UserAccess("alice", frozenset({"t"}))), ("select", UserAccess.indexer())):
+        with pytest.raises(ValueError, match="'shards' cannot be set"):
+            _secured_request("VectorMain", handler, [("q", "*:*"), ("shards", "shard1")], access)
+    with pytest.raises(ValueError, match="'_route_' cannot be set"):
+        _secured_request("VectorMain", "get", [("id", "a_0"), ("_route_", "a")], UserAccess.indexer())

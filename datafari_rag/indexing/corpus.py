@@ -17,6 +17,9 @@ from tqdm import tqdm
 from .indexer import Indexer
 
 BATCH = 32
+# FileShare's processor embeds the chunks of a request's documents together: bigger requests keep
+# the embedding service busy between them (each batch goes as two requests side by side).
+PROCESSOR_BATCH = 128
 
 
 @dataclass
@@ -40,13 +43,14 @@ def index_documents(
     indexer: Indexer,
     documents: Iterable[dict[str, Any] | Exception],
     total: int | None = None,
-    batch: int = BATCH,
+    batch: int | None = None,
     progress: bool = True,
     on_error: Callable[[str], None] | None = None,
 ) -> CorpusReport:
     """Indexes ``documents`` (an item that is an exception is a document that could not be read:
     counted as failed, named, and skipped) and commits both collections."""
     report = CorpusReport()
+    batch = batch or (PROCESSOR_BATCH if indexer.in_solr else BATCH)
     began = time.monotonic()
     say = on_error or (tqdm.write if progress else (lambda _: None))
     pending: list[dict[str, Any]] = []

@@ -295,15 +295,12 @@ class Indexer:
 
     def _without_vector(self, children: list[dict[str, Any]]) -> list[str]:
         """Chunks Solr indexed without a vector (the text-to-vector processor only logs failures).
-        VectorMain routes on ``parent_doc``: each parent's chunks are read with that route."""
-        by_parent: dict[str, list[str]] = {}
-        for child in children:
-            by_parent.setdefault(child["parent_doc"], []).append(child["id"])
+        VectorMain routes on ``parent_doc``: the gets ask every shard."""
+        ids = [child["id"] for child in children]
         missing: list[str] = []
-        for parent, ids in by_parent.items():
-            for start in range(0, len(ids), CHILD_BATCH):
-                docs = self.vectors.get(ids[start : start + CHILD_BATCH], "id,has_vector", route=parent)
-                missing += [d["id"] for d in docs if d.get("has_vector") is False]
+        for start in range(0, len(ids), CHILD_BATCH):
+            docs = self.vectors.get(ids[start : start + CHILD_BATCH], "id,has_vector", every_shard=True)
+            missing += [d["id"] for d in docs if d.get("has_vector") is False]
         return missing
 
     def _defer(self, parent_ids: list[str], results: dict[str | None, DocResult], reason: str, detail: str) -> None:

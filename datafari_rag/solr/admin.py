@@ -20,6 +20,12 @@ def list_collections(solr: SolrClient, timeout: float | None = None) -> list[str
     return list(solr.get("admin/collections", {"action": "LIST"}, timeout=timeout).get("collections", []))
 
 
+def shard_names(solr: SolrClient, collection: str) -> list[str]:
+    """The collection's shards (slices), by name."""
+    status = solr.get("admin/collections", {"action": "CLUSTERSTATUS", "collection": collection})
+    return sorted(status["cluster"]["collections"][collection]["shards"])
+
+
 def zip_configset(folder: Path, extra: dict[str, Path] | None = None) -> bytes:
     """The configset folder as the zip the Configsets API takes (paths relative to conf/), plus
     ``extra`` files under the names given (files that live outside the repository's configset)."""

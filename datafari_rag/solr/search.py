@@ -78,8 +78,8 @@ def _secured_request(
         raise ValueError(f"unknown search handler {handler!r}")
     pairs = list(params.items()) if isinstance(params, dict) else list(params)
     for name, _ in pairs:
-        # the indexer's own real-time gets name the shard of a routed collection (VectorMain)
-        if name in FORBIDDEN and not (name == "_route_" and access.unrestricted):
+        # the indexer's own real-time gets name the shards of a routed collection (VectorMain)
+        if name in FORBIDDEN and not (name == "shards" and access.unrestricted and handler == "get"):
             raise ValueError(f"the parameter {name!r} cannot be set")
     pairs += acl_params(access)
     pairs.append(("echoParams", "none"))  # the ACL tokens are never echoed back

@@ -1,9 +1,15 @@
 """FileShare's chunk-and-embed processor: writes straight into FileShare (any Solr client, never
 the sidecar) are reflected in VectorMain on the same commit — add, atomic ACL ``set``, shrink,
-delete by id, delete by query — and a write whose chunks cannot be made fails whole."""
+delete by id, delete by query — and a write whose chunks cannot be made is refused (503), then
+completed by the client sending it again or by ``reconcile``."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +21,7 @@ from datafari_rag.indexing.maintenance import _changed, _chunks_by_parent, _pare
 from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.solr import SolrClient, SolrError, user_properties
 from datafari_rag.solr.bootstrap import bootstrap
-from datafari_rag.testing.servers import free_port
+from datafari_rag.testing.servers import free_port, settings_env, wait_for_http
 
 PARAGRAPH = (
     "The lighthouse keeper of the northern beacon writes the evening reading in the log book, "
@@ -156,33 +162,141 @@ def test_user_properties_change_the_chunking(solr: SolrClient, inside: tuple[Set
         user_properties.set_properties(solr, fs, {k: before[k] for k in ("vector.chunksize", "vector.chunksize.unit")})
 
 
-def test_a_write_whose_chunks_fail_fails_whole(solr: SolrClient, settings: Settings, tmp_path: Path) -> None:
-    """The embedding service down, then VectorMain unreachable: each time Solr refuses the write
-    (503) and FileShare keeps nothing of it; once they are back, the same write goes through and
-    every parent has its complete, vectorised chunks."""
+def missing(solr: SolrClient, settings: Settings, tmp_path: Path) -> list[str]:
+    """Parents whose chunks are absent, incomplete, unvectorised or of another version."""
+    indexer = Indexer.of(solr, settings, Outbox(tmp_path / "check.sqlite"))
+    chunks = _chunks_by_parent(indexer)
+    changed = _changed(_parent_versions(indexer), chunks)
+    return changed + sorted(p for p, c in chunks.items() if c.missing_vectors)
+
+
+def test_a_write_whose_chunks_fail_is_refused_and_completed_later(
+    solr: SolrClient, settings: Settings, tmp_path: Path
+) -> None:
+    """The embedding service down, then VectorMain unreachable: each time Solr answers 503 naming
+    the documents, no chunk of an older version survives (an ACL change never leaves chunks with
+    the old ACL), and both recoveries leave every parent with its complete, vectorised chunks:
+    the client sending the write again, or ``reconcile``."""
     dead = f"http://127.0.0.1:{free_port()}/v1"
     mine = settings.replace(
         collection_main="procfail_FileShare",
         collection_vector="procfail_VectorMain",
         vector_embedding_mode="processor",
-        embeddings_endpoint=dead,
     )
     bootstrap(solr, mine)
-    doc = [{"id": "f-1", "exactContent": long_text(2)}]
+    fs = mine.collection_main
+    write(solr, fs, [{"id": "f-1", "allow_token_document": ["alice"], "exactContent": long_text(2)}])
+    assert chunks_of(solr, mine, "f-1")
+    update = [
+        {"id": "f-1", "allow_token_document": {"set": ["hr-only"]}},
+        {"id": "f-2", "exactContent": long_text(2)},
+    ]
+    bootstrap(solr, mine.replace(embeddings_endpoint=dead))
     with pytest.raises(SolrError) as refused:
-        write(solr, mine.collection_main, doc)
+        write(solr, fs, update)
     assert refused.value.status == 503
-    assert "Could not embed the chunks of document f-1" in str(refused.value)
-    assert solr.get(f"{mine.collection_main}/get", {"id": "f-1"})["doc"] is None
-    bootstrap(solr, mine.replace(embeddings_endpoint=settings.embeddings_endpoint))
+    assert "Could not embed the chunks of documents f-1, f-2" in str(refused.value)
+    assert "send them again, or run datafari-rag reconcile" in str(refused.value)
+    assert chunks_of(solr, mine, "f-1") == chunks_of(solr, mine, "f-2") == []  # the old ACL's chunks went
+    assert missing(solr, mine, tmp_path) == ["f-1", "f-2"]
+    bootstrap(solr, mine)
+    write(solr, fs, update)  # recovery 1: the client sends the write again
+    assert missing(solr, mine, tmp_path) == []
+    assert {c["allow_token_document"][0] for c in chunks_of(solr, mine, "f-1")} == {"hr-only"}
+
     # VectorMain unreachable (here: the processor aimed at a collection that does not exist)
-    user_properties.set_properties(solr, mine.collection_main, {"vector.collection": "procfail_Missing"})
-    with pytest.raises(SolrError) as refused:
-        write(solr, mine.collection_main, doc)
-    assert refused.value.status == 503 and "Could not write the chunks of document f-1" in str(refused.value)
-    assert solr.get(f"{mine.collection_main}/get", {"id": "f-1"})["doc"] is None
-    user_properties.set_properties(solr, mine.collection_main, {"vector.collection": mine.collection_vector})
-    write(solr, mine.collection_main, doc)
-    indexer = Indexer.of(solr, mine, Outbox(tmp_path / "o.sqlite"))
-    assert _changed(_parent_versions(indexer), _chunks_by_parent(indexer)) == []
-    assert reconcile(indexer).fixed == {}
+    user_properties.set_properties(solr, fs, {"vector.collection": "procfail_Missing"})
+    try:
+        with pytest.raises(SolrError) as refused:
+            write(solr, fs, [{"id": "f-3", "exactContent": long_text(2)}])
+        assert refused.value.status == 503 and "Could not write the chunks of document f-3" in str(refused.value)
+    finally:
+        user_properties.set_properties(solr, fs, {"vector.collection": mine.collection_vector})
+    assert missing(solr, mine, tmp_path) == ["f-3"]
+    report = reconcile(Indexer.of(solr, mine, Outbox(tmp_path / "o.sqlite")))  # recovery 2
+    assert report.fixed == {"parents without chunks": 1} and report.errors == []
+    assert missing(solr, mine, tmp_path) == []
+
+
+def start_agent(port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """The local embedding agent as production runs it (gunicorn), in a process group of its own."""
+    agent = subprocess.Popen(
+        [sys.executable, "-m", "datafari_rag.cli", "agent", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    wait_for_http(f"http://127.0.0.1:{port}/health", timeout=120)
+    return agent
+
+
+def kill(process: subprocess.Popen[bytes]) -> None:
+    os.killpg(process.pid, signal.SIGKILL)  # no cleanup of any kind
+    process.wait()
+
+
+def test_the_embedding_agent_killed_mid_run_loses_nothing(solr: SolrClient, settings: Settings, tmp_path: Path) -> None:
+    """A client writes batches straight into FileShare while the embedding agent is killed and
+    restarted, twice. The first time the client sends the refused batches again (as ManifoldCF
+    retries failed documents); the second time it does not, and ``reconcile`` completes them.
+    Then: 0 parents without their complete, vectorised chunks."""
+    port = free_port()
+    mine = settings.replace(
+        collection_main="procagent_FileShare",
+        collection_vector="procagent_VectorMain",
+        vector_embedding_mode="processor",
+        vector_chunk_size=60,
+        embeddings_endpoint=f"http://127.0.0.1:{port}/v1",
+    )
+    env = {**settings_env(mine), "DATAFARI_RAG_VAR": str(tmp_path / "var")}
+    fs = mine.collection_main
+    batches = [
+        [{"id": f"k-{b}-{i}", "title": f"Log {b}", "exactContent": long_text(1 + (b + i) % 3)} for i in range(4)]
+        for b in range(24)
+    ]
+    agent = start_agent(port, env)
+    try:
+        bootstrap(solr, mine)
+        for phase, part in enumerate((batches[:12], batches[12:])):
+            refused: list[list[dict[str, Any]]] = []
+            written = threading.Event()
+
+            def send(
+                part: list[list[dict[str, Any]]] = part,
+                refused: list[Any] = refused,
+                written: threading.Event = written,
+            ) -> None:
+                for n, batch in enumerate(part):
+                    try:
+                        solr.post(f"{fs}/update", json=batch)
+                    except SolrError as exc:
+                        assert exc.status == 503 and "Could not embed the chunks of" in str(exc), exc
+                        refused.append(batch)
+                    if n == 3:
+                        written.set()
+
+            writer = threading.Thread(target=send)
+            writer.start()
+            assert written.wait(120)
+            kill(agent)
+            writer.join(timeout=20)  # down long enough for Solr's own retries to give up
+            agent = start_agent(port, env)
+            writer.join(300)
+            assert refused, "the agent was killed while batches were still being written"
+            assert len(refused) < len(part), "some batches were written, some refused"
+            if phase == 0:
+                for batch in refused:  # recovery 1: the client sends the refused batches again
+                    solr.post(f"{fs}/update", json=batch)
+            solr.post(f"{fs}/update", json={"commit": {}})
+            if phase == 0:
+                assert missing(solr, mine, tmp_path) == []
+            else:
+                assert len(missing(solr, mine, tmp_path)) >= 4
+                report = reconcile(Indexer.of(solr, mine, Outbox(tmp_path / "o.sqlite")))  # recovery 2
+                assert report.errors == [] and report.fixed["parents without chunks"] >= 4
+                assert missing(solr, mine, tmp_path) == []
+        parents = solr.get(f"{fs}/internal", {"q": "*:*", "rows": 0})["response"]["numFound"]
+        assert parents == 96
+    finally:
+        kill(agent)

@@ -1,6 +1,8 @@
 """A two-node SolrCloud on one ZooKeeper, started as `datafari-rag solr start --nodes 2` does:
-collections of 2 shards x 2 replicas, writes through either node, each chunk once, kNN equal to
-the global top K of both shards, and searches and answers still served with one node killed."""
+collections of 2 shards x 2 replicas, FileShare's update processor chunking every write (through
+the sidecar on one node, straight into FileShare on the other), each chunk once and a parent's
+chunks on one shard, kNN equal to the global top K of both shards, and searches and answers still
+served with one node killed."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import os
 import signal
 import socket
 from collections.abc import Iterator
+from typing import Any
 from unittest import mock
 
 import numpy as np
@@ -57,12 +60,14 @@ def nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[LocalSolr]]
 @pytest.fixture(scope="module")
 def cloud(nodes: list[LocalSolr], settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Settings:
     mine = settings.replace(
-        solr_url=nodes[0].url, collection_main="cloud_FileShare", collection_vector="cloud_VectorMain"
+        solr_url=nodes[0].url,
+        collection_main="cloud_FileShare",
+        collection_vector="cloud_VectorMain",
+        vector_embedding_mode="processor",
     )
     bootstrap(SolrClient(mine.solr_url, 120), mine, shards=2, replicas=2)
     outbox = Outbox(tmp_path_factory.mktemp("outbox") / "o.sqlite")
-    for i, node in enumerate(nodes):  # half the documents through each node
-        through = mine.replace(solr_url=node.url)
+    for i, node in enumerate(nodes):
         docs = [
             {
                 "id": f"cloud-{i}-{n}",
@@ -71,8 +76,12 @@ def cloud(nodes: list[LocalSolr], settings: Settings, tmp_path_factory: pytest.T
             }
             for n, topic in enumerate(TOPICS)
         ]
-        report = index_documents(Indexer.of(SolrClient(node.url, 120), through, outbox), docs, progress=False)
-        assert report.added == len(docs) and report.failed == report.deferred == 0
+        if i == 0:  # through the sidecar's indexer, which forwards parents to FileShare
+            indexer = Indexer.of(SolrClient(node.url, 120), mine.replace(solr_url=node.url), outbox)
+            report = index_documents(indexer, docs, progress=False)
+            assert report.added == len(docs) and report.failed == report.deferred == 0
+        else:  # straight into FileShare, as ManifoldCF writes
+            SolrClient(node.url, 120).post(f"{mine.collection_main}/update", json=docs, params={"commit": "true"})
     return mine
 
 
@@ -96,6 +105,45 @@ def test_each_chunk_is_written_once(cloud: Settings, nodes: list[LocalSolr]) -> 
     assert sum(1 for d in docs["response"]["docs"]) == sum(
         d["chunk_count"] for d in {d["id"].rsplit("_", 1)[0]: d for d in docs["response"]["docs"]}.values()
     )
+
+
+def vector_docs(solr: SolrClient, cloud: Settings) -> list[dict[str, Any]]:
+    fields = "id,parent_doc,parent_version,allow_token_document,[shard]"
+    return solr.get(f"{cloud.collection_vector}/internal", {"q": "*:*", "rows": 1000, "fl": fields})["response"]["docs"]
+
+
+def test_a_parents_chunks_live_on_one_shard_and_follow_an_atomic_update(
+    cloud: Settings, nodes: list[LocalSolr]
+) -> None:
+    solr = SolrClient(nodes[1].url)
+    shards: dict[str, set[str]] = {}
+    for doc in vector_docs(solr, cloud):
+        shards.setdefault(doc["parent_doc"], set()).add(doc["[shard]"])
+    assert len(shards) == 2 * len(TOPICS) and all(len(s) == 1 for s in shards.values())
+    assert len(set().union(*shards.values())) == 2  # and the parents spread over both shards
+
+    # an ACL change straight into FileShare, through each node: re-chunked once, by the leader
+    for node, parent in zip(nodes, ("cloud-1-0", "cloud-0-1"), strict=True):
+        SolrClient(node.url).post(
+            f"{cloud.collection_main}/update",
+            json=[{"id": parent, "allow_token_document": {"set": ["hr-only"]}}],
+            params={"commit": "true"},
+        )
+        version = solr.get(f"{cloud.collection_main}/get", {"id": parent, "fl": "_version_"})["doc"]["_version_"]
+        chunks = [d for d in vector_docs(solr, cloud) if d["parent_doc"] == parent]
+        assert chunks and {(d["parent_version"], d["allow_token_document"][0]) for d in chunks} == {
+            (version, "hr-only")
+        }
+    # anonymous, straight to Solr: the changed parents' chunks are gone from its view
+    public = solr.get(f"{cloud.collection_vector}/select", {"q": "*:*", "rows": 1000, "fl": "parent_doc"})
+    assert {d["parent_doc"] for d in public["response"]["docs"]} == set(shards) - {"cloud-1-0", "cloud-0-1"}
+    solr.post(
+        f"{cloud.collection_main}/update",
+        json=[{"id": p, "allow_token_document": {"set": None}} for p in ("cloud-1-0", "cloud-0-1")],
+        params={"commit": "true"},
+    )
+    public = solr.get(f"{cloud.collection_vector}/select", {"q": "*:*", "rows": 1000, "fl": "parent_doc"})
+    assert {d["parent_doc"] for d in public["response"]["docs"]} == set(shards)  # public again
 
 
 def test_knn_through_the_sidecar_is_the_global_top_k(

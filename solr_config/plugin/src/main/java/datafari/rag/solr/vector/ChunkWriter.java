@@ -3,20 +3,26 @@ package datafari.rag.solr.vector;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
-import org.apache.solr.client.solrj.SolrClient;
+import java.util.Map;
 import org.apache.solr.client.solrj.SolrServerException;
+import org.apache.solr.client.solrj.impl.CloudSolrClient;
 import org.apache.solr.client.solrj.request.UpdateRequest;
 import org.apache.solr.client.solrj.util.ClientUtils;
 import org.apache.solr.common.SolrDocument;
+import org.apache.solr.common.SolrException;
+import org.apache.solr.common.SolrException.ErrorCode;
 import org.apache.solr.common.SolrInputDocument;
+import org.apache.solr.common.cloud.DocCollection;
+import org.apache.solr.common.cloud.Slice;
 import org.apache.solr.common.params.ModifiableSolrParams;
 import org.apache.solr.common.params.ShardParams;
 
 /**
  * Writes a parent's chunks to the chunks' collection (VectorMain) through SolrCloud, so that they
  * reach that collection's shard leader and replicas wherever they live. VectorMain routes on
- * {@code parent_doc}, so a parent's chunks share one shard; real-time gets name that route.
+ * {@code parent_doc}, so a parent's chunks share one shard; real-time gets name that shard.
  */
 final class ChunkWriter {
   static final String PARENT = "parent_doc";
@@ -24,29 +30,42 @@ final class ChunkWriter {
   static final String COUNT = "chunk_count";
   private static final int IDS_PER_DELETE = 500;
 
-  private final SolrClient client;
+  private final CloudSolrClient client;
   private final String collection;
 
-  ChunkWriter(SolrClient client, String collection) {
+  ChunkWriter(CloudSolrClient client, String collection) {
     this.client = client;
     this.collection = collection;
   }
 
-  /** Writes the new chunks of {@code parentId} and deletes those a longer version left. */
-  void replace(String parentId, List<SolrInputDocument> chunks, int commitWithin)
+  /**
+   * Writes the new chunks of these parents in one request, and deletes those longer versions of
+   * them left (their previous chunk count read by real-time get, so uncommitted chunks count).
+   */
+  void replace(List<Map.Entry<String, List<SolrInputDocument>>> parents, int commitWithin)
       throws IOException, SolrServerException {
+    Map<String, Integer> previous =
+        previousCounts(
+            parents.stream()
+                .filter(e -> !e.getValue().isEmpty())
+                .map(Map.Entry::getKey)
+                .toList());
     UpdateRequest update = new UpdateRequest();
     update.setCommitWithin(commitWithin);
-    String parent = PARENT + ":" + ClientUtils.escapeQueryChars(parentId);
-    if (chunks.isEmpty()) {
-      update.deleteByQuery(parent);
-    } else {
+    for (Map.Entry<String, List<SolrInputDocument>> entry : parents) {
+      String parentId = entry.getKey();
+      List<SolrInputDocument> chunks = entry.getValue();
+      String parent = PARENT + ":" + ClientUtils.escapeQueryChars(parentId);
+      if (chunks.isEmpty()) {
+        update.deleteByQuery(parent);
+        continue;
+      }
       update.add(chunks);
-      Integer previous = previousCount(parentId);
-      if (previous == null) {
+      Integer count = previous.getOrDefault(parentId, 0);
+      if (count == null) {
         update.deleteByQuery(parent + " AND " + INDEX + ":[" + chunks.size() + " TO *]");
       } else {
-        for (int i = chunks.size(); i < previous; i++) {
+        for (int i = chunks.size(); i < count; i++) {
           update.deleteById(parentId + "_" + i, parentId);
         }
       }
@@ -55,19 +74,41 @@ final class ChunkWriter {
   }
 
   /**
-   * How many chunks the version VectorMain holds has: 0 when it holds none, null when its chunk 0
-   * carries no count (an older writer's; its surplus is then deleted by query).
+   * How many chunks the versions VectorMain holds have, by parent: absent when it holds none,
+   * null when a chunk 0 carries no count (an older writer's; its surplus is then deleted by query).
+   *
+   * <p>One real-time get per shard, naming the shard ({@code shards}) rather than a route: a get
+   * with a {@code _route_} other than the id makes Solr open a new real-time searcher, hence a new
+   * segment, every time (RealTimeGetComponent, SOLR-15064) — one per document, and then merges.
    */
-  private Integer previousCount(String parentId) throws IOException, SolrServerException {
-    ModifiableSolrParams params = new ModifiableSolrParams();
-    params.set(ShardParams._ROUTE_, parentId);
-    params.set("fl", "id," + COUNT);
-    SolrDocument first = client.getById(collection, parentId + "_0", params);
-    if (first == null) {
-      return 0;
+  private Map<String, Integer> previousCounts(List<String> parentIds)
+      throws IOException, SolrServerException {
+    Map<String, Integer> counts = new HashMap<>();
+    if (parentIds.isEmpty()) {
+      return counts;
     }
-    Object count = first.getFirstValue(COUNT);
-    return count instanceof Number ? ((Number) count).intValue() : null;
+    DocCollection coll = client.getClusterStateProvider().getCollection(collection);
+    if (coll == null) {
+      throw new SolrException(ErrorCode.SERVICE_UNAVAILABLE, "Collection not found: " + collection);
+    }
+    Map<String, List<String>> bySlice = new HashMap<>();
+    for (String parentId : parentIds) {
+      String first = parentId + "_0";
+      Slice slice = coll.getRouter().getTargetSlice(first, null, parentId, null, coll);
+      bySlice.computeIfAbsent(slice.getName(), k -> new ArrayList<>()).add(first);
+    }
+    for (Map.Entry<String, List<String>> entry : bySlice.entrySet()) {
+      ModifiableSolrParams params = new ModifiableSolrParams();
+      params.set(ShardParams.SHARDS, entry.getKey());
+      params.set("fl", PARENT + "," + COUNT);
+      for (SolrDocument first : client.getById(collection, entry.getValue(), params)) {
+        Object count = first.getFirstValue(COUNT);
+        counts.put(
+            String.valueOf(first.getFirstValue(PARENT)),
+            count instanceof Number ? ((Number) count).intValue() : null);
+      }
+    }
+    return counts;
   }
 
   /** Deletes every chunk of these parents. */

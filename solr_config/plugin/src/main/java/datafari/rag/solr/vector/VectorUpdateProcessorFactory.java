@@ -5,9 +5,11 @@ import datafari.rag.solr.textvector.TextToVectorModels;
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import org.apache.lucene.search.Query;
 import org.apache.solr.client.solrj.SolrServerException;
@@ -42,8 +44,12 @@ import org.slf4j.LoggerFactory;
  * FileShare, from any client, is reflected in the chunks' collection (VectorMain) in the same
  * request. Placed after the distributed processor, it sees an atomic update as the whole merged
  * document, and it works on the shard leader only (replicas receive the parent, VectorMain's own
- * replicas receive the chunks). A parent's chunks are written before the parent: if the embedding
- * service or VectorMain fails, the parent's write fails too and the caller sends it again.
+ * replicas receive the chunks). The chunks of a request's documents are embedded together, in
+ * batches of about {@code batchChunks} texts (one embedding call per document would leave the
+ * embedding service mostly idle on short documents), and written before the request answers and
+ * before any delete or commit in it. If the embedding service or VectorMain fails, the request
+ * fails with a 503 naming the documents, whose previous chunks are deleted; the caller sends them
+ * again, or {@code reconcile} completes them.
  *
  * <p>Settings are Datafari's {@code vector.*} user properties (Config API {@code
  * set-user-property}), substituted into this processor's arguments in solrconfig.xml.
@@ -81,6 +87,7 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
   private String tokenizer;
   private int minLength;
   private double minAlnumRatio;
+  private int batchChunks;
   private Chunker chunker;
 
   @Override
@@ -104,6 +111,7 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
     tokenizer = params.get("tokenizer", "tokenizer.json");
     minLength = params.getInt("minchunklength", 10);
     minAlnumRatio = params.getDouble("minalphanumratio", 0.3);
+    batchChunks = params.getInt("batchChunks", 64);
     try {
       // Checks the settings now, so that a bad user property fails the core's (re)load.
       new Chunker(splitterName, chunkSize, maxOverlap, null, minLength, minAlnumRatio);
@@ -153,9 +161,16 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
         != DistribPhase.FROMLEADER;
   }
 
+  /** One written parent whose chunks wait for the request's next embedding batch. */
+  private record Pending(String id, List<String> chunks, List<SolrInputDocument> docs) {}
+
   private final class Processor extends UpdateRequestProcessor {
     private final SolrQueryRequest req;
     private final ChunkWriter writer;
+    private final List<Pending> pending = new ArrayList<>();
+    private final Set<String> pendingIds = new HashSet<>();
+    private int pendingChunks;
+    private int commitWithin = -1;
 
     Processor(SolrQueryRequest req, ChunkWriter writer, UpdateRequestProcessor next) {
       super(next);
@@ -165,23 +180,33 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
 
     @Override
     public void processAdd(AddUpdateCommand cmd) throws IOException {
-      if (!replayed(cmd) && !cmd.isInPlaceUpdate()) {
-        SolrInputDocument parent = cmd.getSolrInputDocument();
-        String id = cmd.getPrintableId();
-        List<String> chunks = chunker(req.getCore()).split(text(parent));
-        List<SolrInputDocument> docs = chunkDocuments(parent, id, chunks, cmd.getVersion());
-        embed(id, chunks, docs);
-        try {
-          writer.replace(id, docs, cmd.commitWithin);
-        } catch (SolrServerException | IOException | RuntimeException e) {
-          throw unavailable("Could not write the chunks of document " + id + " to " + collection, e);
-        }
+      if (replayed(cmd) || cmd.isInPlaceUpdate()) {
+        super.processAdd(cmd);
+        return;
       }
-      super.processAdd(cmd);
+      String id = cmd.getPrintableId();
+      if (pendingIds.contains(id)) {
+        flush(); // the same document twice in one request: its versions' chunks stay in order
+      }
+      SolrInputDocument parent = cmd.getSolrInputDocument();
+      List<String> chunks = chunker(req.getCore()).split(text(parent));
+      List<SolrInputDocument> docs = chunkDocuments(parent, id, chunks, cmd.getVersion());
+      super.processAdd(cmd); // a parent Solr refuses leaves no chunks behind
+      pending.add(new Pending(id, chunks, docs));
+      pendingIds.add(id);
+      pendingChunks += chunks.size();
+      if (cmd.commitWithin >= 0) {
+        commitWithin =
+            commitWithin < 0 ? cmd.commitWithin : Math.min(commitWithin, cmd.commitWithin);
+      }
+      if (pendingChunks >= batchChunks) {
+        flush();
+      }
     }
 
     @Override
     public void processDelete(DeleteUpdateCommand cmd) throws IOException {
+      flush();
       if (!replayed(cmd)) {
         Set<String> parents = new LinkedHashSet<>();
         if (cmd.isDeleteById()) {
@@ -192,7 +217,10 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
         try {
           writer.deleteParents(parents, cmd.commitWithin);
         } catch (SolrServerException | IOException | RuntimeException e) {
-          throw unavailable("Could not delete the chunks of the deleted documents", e);
+          throw unavailable(
+              "Could not delete the chunks of the deleted documents",
+              e,
+              "the documents were not deleted, send the delete again");
         }
       }
       super.processDelete(cmd);
@@ -200,12 +228,105 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
 
     @Override
     public void processCommit(CommitUpdateCommand cmd) throws IOException {
+      SolrException failed = null;
+      try {
+        flush();
+      } catch (SolrException e) {
+        failed = e; // still committed: searches then see what the error describes
+      }
       try {
         writer.commit(cmd.softCommit, cmd.waitSearcher);
       } catch (SolrServerException | IOException | RuntimeException e) {
-        throw unavailable("Could not commit " + collection, e);
+        if (failed == null) {
+          throw unavailable(
+              "Could not commit " + collection, e, "nothing was committed, commit again");
+        }
+        failed.addSuppressed(e);
       }
       super.processCommit(cmd);
+      if (failed != null) {
+        throw failed;
+      }
+    }
+
+    @Override
+    public void finish() throws IOException {
+      try {
+        flush();
+      } finally {
+        super.finish();
+      }
+    }
+
+    /**
+     * Embeds the chunks of every parent written since the last flush in one call, then writes
+     * them. On failure the parents stay written (Solr has acknowledged them to their replicas):
+     * their previous chunks are deleted, so none outlives a changed ACL, and the error names
+     * them; the caller sends them again, or {@code datafari-rag reconcile} finds them (their
+     * version matches no chunk).
+     */
+    private void flush() {
+      if (pending.isEmpty()) {
+        return;
+      }
+      List<Pending> batch = new ArrayList<>(pending);
+      int within = commitWithin;
+      pending.clear();
+      pendingIds.clear();
+      pendingChunks = 0;
+      commitWithin = -1;
+      try {
+        embed(batch);
+      } catch (RuntimeException e) {
+        throw failed("Could not embed the chunks of " + names(batch), batch, within, e);
+      }
+      try {
+        writer.replace(batch.stream().map(p -> Map.entry(p.id(), p.docs())).toList(), within);
+      } catch (SolrServerException | IOException | RuntimeException e) {
+        throw failed(
+            "Could not write the chunks of " + names(batch) + " to " + collection,
+            batch,
+            within,
+            e);
+      }
+    }
+
+    private SolrException failed(String what, List<Pending> batch, int within, Exception e) {
+      try {
+        writer.deleteParents(batch.stream().map(Pending::id).toList(), within);
+      } catch (SolrServerException | IOException | RuntimeException cleanup) {
+        log.warn(
+            "Could not delete the previous chunks of {}: {}", names(batch), cleanup.toString());
+      }
+      return unavailable(
+          what,
+          e,
+          "the documents were written without chunks:"
+              + " send them again, or run datafari-rag reconcile");
+    }
+
+    private void embed(List<Pending> batch) {
+      List<String> texts = new ArrayList<>();
+      for (Pending p : batch) {
+        texts.addAll(p.chunks());
+      }
+      if (texts.isEmpty()) {
+        return;
+      }
+      TextToVectorModel model = TextToVectorModels.require(req.getCore(), modelName);
+      List<float[]> vectors = model.vectoriseAll(texts);
+      int next = 0;
+      for (Pending p : batch) {
+        for (SolrInputDocument doc : p.docs()) {
+          float[] values = vectors.get(next++);
+          List<Float> vector = new ArrayList<>(values.length);
+          for (float v : values) {
+            vector.add(v);
+          }
+          doc.setField(vectorField, vector);
+          doc.setField("has_vector", true);
+        }
+      }
     }
 
     /** The ids of this shard's documents a delete-by-query matches, uncommitted ones included. */
@@ -235,39 +356,24 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
       }
     }
 
-    private void embed(String id, List<String> chunks, List<SolrInputDocument> docs) {
-      if (chunks.isEmpty()) {
-        return;
-      }
-      List<float[]> vectors;
-      try {
-        TextToVectorModel model = TextToVectorModels.require(req.getCore(), modelName);
-        vectors = model.vectoriseAll(chunks);
-      } catch (RuntimeException e) {
-        throw unavailable("Could not embed the chunks of document " + id, e);
-      }
-      for (int i = 0; i < docs.size(); i++) {
-        List<Float> vector = new ArrayList<>(vectors.get(i).length);
-        for (float v : vectors.get(i)) {
-          vector.add(v);
-        }
-        docs.get(i).setField(vectorField, vector);
-        docs.get(i).setField("has_vector", true);
-      }
-    }
   }
 
   private static boolean replayed(UpdateCommand cmd) {
     return (cmd.getFlags() & (UpdateCommand.REPLAY | UpdateCommand.PEER_SYNC)) != 0;
   }
 
-  /** The chunks could not be made or written: the caller's document is fine, send it again. */
-  private static SolrException unavailable(String what, Exception e) {
+  /** VectorMain or the embedding service failed: a 503 saying what the caller should do. */
+  private static SolrException unavailable(String what, Exception e, String advice) {
     log.error("{}: {}", what, e.toString());
     return new SolrException(
-        ErrorCode.SERVICE_UNAVAILABLE,
-        what + " (" + e.getMessage() + "); the document was not written, send it again",
-        e);
+        ErrorCode.SERVICE_UNAVAILABLE, what + " (" + e.getMessage() + "); " + advice, e);
+  }
+
+  /** "document a" or "documents a, b, c" (the first ten, then how many more). */
+  private static String names(List<Pending> batch) {
+    List<String> ids = batch.stream().map(Pending::id).limit(10).toList();
+    String more = batch.size() > ids.size() ? " and " + (batch.size() - ids.size()) + " more" : "";
+    return (batch.size() == 1 ? "document " : "documents ") + String.join(", ", ids) + more;
   }
 
   private String text(SolrInputDocument parent) {
