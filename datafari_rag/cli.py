@@ -25,6 +25,7 @@ from .services import build_services
 from .solr import SolrError
 from .solr.bootstrap import bootstrap
 from .solr.runtime import LocalSolr, RuntimeProblem, cluster, ensure_jars
+from .solr.security_json import SecurityProblem, write_config
 
 
 def _clear_errors(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -34,7 +35,7 @@ def _clear_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except (ConfigError, SolrError, RuntimeProblem, EvaluationInputError) as exc:
+        except (ConfigError, SolrError, RuntimeProblem, SecurityProblem, EvaluationInputError) as exc:
             raise click.ClickException(str(exc)) from exc
 
     return wrapper
@@ -84,9 +85,17 @@ def _nodes(port: int | None, count: int | None = None) -> list[LocalSolr]:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Install this security.json (authentication/authorization) in ZooKeeper.",
 )
+@click.option(
+    "--secure",
+    is_flag=True,
+    help="Install the product's security.json: BasicAuth with solr.username/solr.password, "
+    "/select and /vector open (Solr filters them), the rest the service account's.",
+)
 @_clear_errors
-def solr_start(port: int | None, nodes: int, timeout: float, security_json: Path | None) -> None:
+def solr_start(port: int | None, nodes: int, timeout: float, security_json: Path | None, secure: bool) -> None:
     """Starts Solr in the background (one node, or a cluster on one ZooKeeper) and waits until it answers."""
+    if secure:
+        security_json = write_config(_settings(), var_dir() / "security.json")
     for node in _nodes(port, nodes):
         node.security_json = security_json if node.zk_host is None else None
         seconds = node.start(timeout=timeout)
@@ -134,11 +143,17 @@ def config_write_cmd() -> None:
 @main.command("bootstrap")
 @click.option("--shards", type=click.IntRange(1, 64), default=1, show_default=True)
 @click.option("--replicas", type=click.IntRange(1, 8), default=1, show_default=True)
+@click.option(
+    "--secure",
+    is_flag=True,
+    help="Also make Solr authenticate (BasicAuth, the service account solr.username/solr.password) "
+    "and authorize (anyone may search /select and /vector, filtered; the rest is the service account's).",
+)
 @_clear_errors
-def bootstrap_cmd(shards: int, replicas: int) -> None:
+def bootstrap_cmd(shards: int, replicas: int, secure: bool) -> None:
     """Uploads configsets, creates FileShare and VectorMain, installs the embedding model."""
     settings = _settings()
-    report = bootstrap(build_services(settings).solr, settings, shards, replicas)
+    report = bootstrap(build_services(settings).solr, settings, shards, replicas, secure)
     for line in report.lines():
         click.echo(line)
 

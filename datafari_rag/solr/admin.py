@@ -11,9 +11,13 @@ from .client import SolrClient
 
 
 def system_info(solr: SolrClient, timeout: float | None = None) -> dict[str, Any]:
-    """Solr's version and mode (``solrcloud`` or ``std``)."""
+    """Solr's version, mode (``solrcloud`` or ``std``) and, in SolrCloud, its ZooKeeper."""
     info = solr.get("admin/info/system", timeout=timeout)
-    return {"version": info["lucene"]["solr-spec-version"], "mode": info.get("mode", "std")}
+    return {
+        "version": info["lucene"]["solr-spec-version"],
+        "mode": info.get("mode", "std"),
+        "zk_host": info.get("zkHost"),
+    }
 
 
 def list_collections(solr: SolrClient, timeout: float | None = None) -> list[str]:

@@ -7,6 +7,8 @@ exist so that configset changes apply; makes both model stores hold exactly
 ``solr_config/models/default_model.json`` (pointing at the configured embedding endpoint),
 replacing a model whose definition changed; and sets FileShare's ``vector.*`` user properties
 (:mod:`.user_properties`): the processor is on when ``vector.embedding.mode`` is ``processor``.
+With ``secure``, first makes Solr authenticate and authorize (:mod:`.security_json`), then
+carries on as the service account.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from dataclasses import dataclass, field
 
 from ..agent.model import model_dir
 from ..config import Settings
-from ..paths import CONFIGSETS
+from ..paths import CONFIGSETS, var_dir
 from ..security.authority import mapping_path
-from . import admin, model_store, user_properties
+from . import admin, model_store, security_json, user_properties
 from .client import SolrClient
 from .model_store import desired_model
 
@@ -28,6 +30,7 @@ class BootstrapReport:
     reloaded: list[str] = field(default_factory=list)
     model: str = "unchanged"  # "uploaded", "replaced" or "unchanged"
     properties: dict[str, str] = field(default_factory=dict)  # user properties set
+    security: str = "not asked"  # what --secure did
 
     def lines(self) -> list[str]:
         enabled = {k.split(":")[0]: v for k, v in self.properties.items() if k.endswith(":vector.enabled")}
@@ -37,11 +40,17 @@ class BootstrapReport:
             f"collections reloaded: {', '.join(self.reloaded) or 'none'}",
             f"embedding model: {self.model}",
             f"Solr user properties (chunk-and-embed, security filter): {props}",
+            f"Solr authentication and authorization: {self.security}",
         ]
 
 
-def bootstrap(solr: SolrClient, settings: Settings, shards: int = 1, replicas: int = 1) -> BootstrapReport:
+def bootstrap(
+    solr: SolrClient, settings: Settings, shards: int = 1, replicas: int = 1, secure: bool = False
+) -> BootstrapReport:
     report = BootstrapReport()
+    if secure:
+        report.security = security_json.secure(solr, settings, var_dir())
+        solr = SolrClient(solr.base_url, solr.timeout, auth=security_json.service_account(settings))
     existing = set(admin.list_collections(solr))
     mapping = mapping_path(settings)
     shared = {"acl-mapping.json": mapping} if mapping.exists() else {}

@@ -200,21 +200,12 @@ class LocalSolr:
         watches that node and applies it within a second or two."""
         if self.security_json is None:
             return
-        command = [
-            "java",
-            "-cp",
-            f"{LIB}/*",
-            "org.apache.solr.cli.SolrCLI",
-            "zk",
-            "cp",
-            f"file:{Path(self.security_json).resolve()}",
-            "zk:/security.json",
-            "-z",
-            f"127.0.0.1:{self.port + 1000}",
-        ]
-        done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=120)
-        if done.returncode != 0:
-            raise RuntimeProblem(f"Could not install {self.security_json}:\n{(done.stdout + done.stderr)[-2000:]}")
+        from .security_json import SecurityProblem, install_in_zookeeper
+
+        try:
+            install_in_zookeeper(Path(self.security_json), f"127.0.0.1:{self.port + 1000}")
+        except SecurityProblem as exc:
+            raise RuntimeProblem(str(exc)) from exc
         time.sleep(2)  # Solr reloads its security plugins from the ZooKeeper watch
 
     def stop(self, timeout: float = 30.0) -> bool:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -14,14 +12,8 @@ from datafari_rag.config import Settings
 from datafari_rag.solr import SolrClient, SolrError, admin
 from datafari_rag.solr.bootstrap import bootstrap
 from datafari_rag.solr.runtime import LocalSolr
+from datafari_rag.solr.security_json import credential
 from datafari_rag.testing.servers import free_port
-
-
-def basic_auth_credential(password: str) -> str:
-    """Solr's Sha256AuthenticationProvider format: base64(sha256(sha256(salt + password))) salt."""
-    salt = os.urandom(32)
-    digest = hashlib.sha256(hashlib.sha256(salt + password.encode()).digest()).digest()
-    return f"{base64.b64encode(digest).decode()} {base64.b64encode(salt).decode()}"
 
 
 @pytest.mark.skipif(bool(os.environ.get("DATAFARI_RAG_SOLR_URL")), reason="needs the local runtime")
@@ -30,7 +22,7 @@ def test_local_solr_with_basic_auth(tmp_path: Path, agent_url: str) -> None:
         "authentication": {
             "class": "solr.BasicAuthPlugin",
             "blockUnknown": True,
-            "credentials": {"sidecar": basic_auth_credential("s3cret-pass")},
+            "credentials": {"sidecar": credential("s3cret-pass")},
         },
         "authorization": {
             "class": "solr.RuleBasedAuthorizationPlugin",
@@ -68,33 +60,23 @@ def test_only_the_service_account_may_name_another_user(tmp_path: Path, agent_ur
     /vector, filtered; only the sidecar's service account may name the user it speaks for; another
     Solr user is filtered as themself, an anonymous client as anonymous; the unfiltered handlers
     (/internal, /get) are the service account's alone."""
-    security = {
-        "authentication": {
-            "class": "solr.BasicAuthPlugin",
-            "blockUnknown": False,
-            "credentials": {
-                "datafari-rag": basic_auth_credential("svc-pass"),
-                "bob": basic_auth_credential("bob-pass"),
-            },
-        },
-        "authorization": {
-            "class": "solr.RuleBasedAuthorizationPlugin",
-            "user-role": {"datafari-rag": "service", "bob": "user"},
-            "permissions": [
-                {"name": "secured-search", "collection": "*", "path": ["/select", "/vector"], "role": None},
-                {"name": "all", "role": "service"},
-            ],
-        },
-    }
-    (tmp_path / "security.json").write_text(json.dumps(security))
-    node = LocalSolr(port=free_port(), home=tmp_path / "home", security_json=tmp_path / "security.json")
+    node = LocalSolr(port=free_port(), home=tmp_path / "home")
     node.start(timeout=180)
     try:
-        service = SolrClient(node.url, auth=("datafari-rag", "svc-pass"))
         settings = Settings(
             solr_url=node.url, solr_username="datafari-rag", solr_password="svc-pass", embeddings_endpoint=agent_url
         )
-        bootstrap(service, settings)  # conf/acl-mapping.json: alice [hr-managers, staff], bob [staff]
+        # a Solr with no authentication: bootstrap --secure installs the product's security.json
+        report = bootstrap(SolrClient(node.url), settings, secure=True)
+        assert report.security == "installed (BasicAuth, rule-based authorization)"
+        with pytest.raises(SolrError) as refused:
+            SolrClient(node.url).get("admin/collections", {"action": "LIST"})
+        assert refused.value.status == 401
+        service = SolrClient(node.url, auth=("datafari-rag", "svc-pass"))
+        # an administrator adds another Solr user; bootstrap --secure again keeps them and adds nothing
+        service.post("admin/authentication", json={"set-user": {"bob": "bob-pass"}})
+        again = bootstrap(SolrClient(node.url), settings, secure=True)  # conf/acl-mapping.json: alice, bob
+        assert again.security == "updated: datafari-rag has role datafari-rag-service; 0 permission(s) added"
         docs = [
             {"id": "pub", "exactContent": "A public notice about the canteen menu."},
             {"id": "hr", "exactContent": "Salary review notes.", "allow_token_document": ["hr-managers"]},

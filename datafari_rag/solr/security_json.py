@@ -1,0 +1,143 @@
+"""Solr's own authentication and authorization for the product: BasicAuth with the sidecar's
+service account, and rules that let anyone search ``/select`` and ``/vector`` (which append the
+``{!manifoldCFSecurity}`` filter) and keep everything else to the service account.
+
+``datafari-rag solr start --secure`` installs it in a new local Solr; ``datafari-rag bootstrap
+--secure`` installs it in a Solr that has no authentication yet (Solr's CLI copies it into
+ZooKeeper, where Solr watches it), or, in a Solr that has BasicAuth and rule-based authorization
+already, adds the service account, its role and the two permissions through Solr's
+authentication and authorization APIs, leaving the rest as the administrator made it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from ..config import Settings
+from . import admin
+from .client import SolrClient, SolrError
+from .user_properties import SERVICE_ACCOUNT
+
+SERVICE_ROLE = "datafari-rag-service"
+PERMISSIONS = [
+    # filtered by Solr itself: open to any client, each filtered as who it is
+    {"name": "datafari-rag-secured-search", "collection": "*", "path": ["/select", "/vector"], "role": None},
+    {"name": "all", "role": SERVICE_ROLE},
+]
+
+
+class SecurityProblem(RuntimeError):
+    """Solr's security could not be set up as asked; the message says why and what to do."""
+
+
+def credential(password: str, salt: bytes | None = None) -> str:
+    """A BasicAuth credential as Solr's Sha256AuthenticationProvider stores it:
+    base64(sha256(sha256(salt + password))), a space, base64(salt)."""
+    salt = salt or os.urandom(32)
+    digest = hashlib.sha256(hashlib.sha256(salt + password.encode("utf-8")).digest()).digest()
+    return f"{base64.b64encode(digest).decode()} {base64.b64encode(salt).decode()}"
+
+
+def service_account(settings: Settings) -> tuple[str, str]:
+    """The sidecar's Solr user and password; a secured Solr needs a password."""
+    if not settings.solr_password:
+        raise SecurityProblem("Set solr.password (and solr.username, default datafari-rag) to secure Solr")
+    return settings.solr_username or SERVICE_ACCOUNT, settings.solr_password
+
+
+def security_config(settings: Settings) -> dict[str, Any]:
+    """The whole security.json for a Solr that has none."""
+    user, password = service_account(settings)
+    return {
+        "authentication": {
+            "class": "solr.BasicAuthPlugin",
+            "blockUnknown": False,  # anonymous clients may search, filtered as anonymous
+            "credentials": {user: credential(password)},
+            "forwardCredentials": False,
+        },
+        "authorization": {
+            "class": "solr.RuleBasedAuthorizationPlugin",
+            "user-role": {user: [SERVICE_ROLE]},
+            "permissions": PERMISSIONS,
+        },
+    }
+
+
+def write_config(settings: Settings, path: Path) -> Path:
+    """Writes security.json (owner-readable only: it holds the password's hash)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(security_config(settings), indent=2))
+    path.chmod(0o600)
+    return path
+
+
+def install_in_zookeeper(path: Path, zk_host: str) -> None:
+    """Copies ``path`` to ZooKeeper's /security.json with Solr's own CLI (the runtime's jars)."""
+    from .runtime import LIB
+
+    command = ["java", "-cp", f"{LIB}/*", "org.apache.solr.cli.SolrCLI", "zk", "cp"]
+    command += [f"file:{path.resolve()}", "zk:/security.json", "-z", zk_host]
+    done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=120)
+    if done.returncode != 0:
+        raise SecurityProblem(f"Could not copy {path} to ZooKeeper {zk_host}:\n{(done.stdout + done.stderr)[-2000:]}")
+
+
+def secure(solr: SolrClient, settings: Settings, scratch: Path) -> str:
+    """Makes Solr authenticate and authorize as described above; says what it did.
+
+    ``solr`` is the client bootstrap uses: without credentials on a Solr with no authentication,
+    with the service account's once Solr has them."""
+    user, password = service_account(settings)
+    anonymous = SolrClient(solr.base_url, auth=None)
+    try:
+        configured = bool(anonymous.get("admin/authentication").get("authentication", {}).get("class"))
+    except SolrError as exc:
+        if exc.status not in (401, 403):
+            raise
+        configured = True  # so secured that its security API is not open to anonymous clients
+    if not configured:
+        zk_host = admin.system_info(solr)["zk_host"]
+        if not zk_host:
+            raise SecurityProblem("Solr is not in SolrCloud mode: install security.json in its home by hand")
+        install_in_zookeeper(write_config(settings, scratch / "security.json"), zk_host)
+        _wait_enforced(anonymous)
+        return "installed (BasicAuth, rule-based authorization)"
+    service = SolrClient(solr.base_url, auth=(user, password))
+    try:
+        current = service.get("admin/authentication").get("authentication", {})
+    except SolrError as exc:
+        raise SecurityProblem(
+            f"Solr already has authentication and does not let {user} in with solr.password ({exc.status}): "
+            "an administrator adds the account (set-user) with the right to read security, then "
+            "bootstrap --secure adds its rules"
+        ) from exc
+    if "BasicAuth" not in str(current.get("class")):
+        raise SecurityProblem(f"Solr authenticates with {current.get('class')}: add the service account {user} there")
+    rules = service.get("admin/authorization").get("authorization", {})
+    names = {p.get("name") for p in rules.get("permissions", [])}
+    commands: dict[str, Any] = {"set-user-role": {user: [SERVICE_ROLE]}}
+    missing = [p for p in PERMISSIONS if p["name"] not in names]
+    if missing:
+        commands["set-permission"] = missing if len(missing) > 1 else missing[0]
+    service.post("admin/authorization", json=commands)
+    return f"updated: {user} has role {SERVICE_ROLE}; {len(missing)} permission(s) added"
+
+
+def _wait_enforced(anonymous: SolrClient, timeout: float = 30.0) -> None:
+    """Solr applies a new security.json from its ZooKeeper watch within a second or two."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            anonymous.get("admin/collections", {"action": "LIST"})
+        except SolrError as exc:
+            if exc.status in (401, 403):
+                return
+        time.sleep(0.3)
+    raise SecurityProblem(f"Solr did not apply security.json within {timeout:.0f}s")
