@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..config import Settings
-from ..solr import SolrClient, SolrError
+from ..solr import SolrClient, SolrError, admin
 from ..solr.collection import Collection
 from .children import child_documents, language_fields
 from .chunker import chunk_text
@@ -297,9 +297,10 @@ class Indexer:
         """Chunks Solr indexed without a vector (the text-to-vector processor only logs failures).
         VectorMain routes on ``parent_doc``: the gets ask every shard."""
         ids = [child["id"] for child in children]
+        shards = admin.shard_names(self.vectors.solr, self.vectors.name) if ids else []
         missing: list[str] = []
         for start in range(0, len(ids), CHILD_BATCH):
-            docs = self.vectors.get(ids[start : start + CHILD_BATCH], "id,has_vector", every_shard=True)
+            docs = self.vectors.get(ids[start : start + CHILD_BATCH], "id,has_vector", shards)
             missing += [d["id"] for d in docs if d.get("has_vector") is False]
         return missing
 

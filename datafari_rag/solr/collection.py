@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..security.acl import UserAccess
-from . import admin
 from .client import SolrClient
 from .search import secured_search, secured_search_bytes
 
@@ -103,19 +102,20 @@ class Collection:
         params = [("q", query), ("defType", "lucene"), ("rows", 0)]
         return int(self.search("select", params, UserAccess.indexer(), timeout)["response"]["numFound"])
 
-    def get(self, ids: list[str], fields: str, every_shard: bool = False) -> list[dict[str, Any]]:
+    def get(self, ids: list[str], fields: str, shards: list[str] | None = None) -> list[dict[str, Any]]:
         """Documents by id, committed or not (real-time get), read as the indexer.
 
-        ``every_shard``: for a collection routed on a field (VectorMain, on ``parent_doc``), whose
-        ids do not tell their shard. The get names every shard rather than passing ``_route_``:
-        a real-time get whose ``_route_`` differs from the id makes Solr open a new real-time
-        searcher, hence flush a segment, on every call (RealTimeGetComponent, SOLR-15064).
+        ``shards`` (from :func:`admin.shard_names`): for a collection routed on a field
+        (VectorMain, on ``parent_doc``), whose ids do not tell their shard. The get names the
+        shards rather than passing ``_route_``: a real-time get whose ``_route_`` differs from the
+        id makes Solr open a new real-time searcher, hence flush a segment, on every call
+        (RealTimeGetComponent, SOLR-15064).
         """
         if not ids:
             return []
         params = [*(("id", i) for i in ids), ("fl", fields)]  # repeated id: ids may hold commas
-        if every_shard:
-            params.append(("shards", ",".join(admin.shard_names(self.solr, self.name))))
+        if shards:
+            params.append(("shards", ",".join(shards)))
         found = self.search("get", params, UserAccess.indexer(), timeout=120)
         if "doc" in found:  # Solr answers a single id with {"doc": …}
             return [found["doc"]] if found["doc"] else []

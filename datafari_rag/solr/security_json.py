@@ -23,7 +23,7 @@ from typing import Any
 from ..config import Settings
 from . import admin
 from .client import SolrClient, SolrError
-from .user_properties import SERVICE_ACCOUNT
+from .user_properties import service_user
 
 SERVICE_ROLE = "datafari-rag-service"
 PERMISSIONS = [
@@ -49,7 +49,7 @@ def service_account(settings: Settings) -> tuple[str, str]:
     """The sidecar's Solr user and password; a secured Solr needs a password."""
     if not settings.solr_password:
         raise SecurityProblem("Set solr.password (and solr.username, default datafari-rag) to secure Solr")
-    return settings.solr_username or SERVICE_ACCOUNT, settings.solr_password
+    return service_user(settings), settings.solr_password
 
 
 def security_config(settings: Settings) -> dict[str, Any]:

@@ -41,10 +41,15 @@ SECURITY = {
 SERVICE_ACCOUNT = "datafari-rag"  # the trusted principal when solr.username is empty
 
 
+def service_user(settings: Settings) -> str:
+    """The Solr user the sidecar is: the one Solr's filter lets name another user."""
+    return settings.solr_username or SERVICE_ACCOUNT
+
+
 def security_wanted(settings: Settings, current: dict[str, str]) -> dict[str, str]:
     """The security filter's properties, as the configuration says, where Solr differs."""
     values = {key: text(getattr(settings, attr)) for key, attr in SECURITY.items()}
-    values["security.trustedPrincipals"] = settings.solr_username or SERVICE_ACCOUNT
+    values["security.trustedPrincipals"] = service_user(settings)
     return {k: v for k, v in values.items() if current.get(k) != v}
 
 

@@ -117,6 +117,9 @@ def test_add_atomic_update_shrink_and_deletes_reach_vectormain(
     shrunk = chunks_of(solr, mine, "doc-a")
     assert len(shrunk) == 1 and shrunk[0]["chunk_count"] == 1
     assert shrunk[0]["allow_token_document"] == ["__nosecurity__"]
+    # no text left: no chunk left (deleted by id, the previous count being known)
+    write(solr, fs, [{"id": "doc-a", "title": "Keeper log"}])
+    assert chunks_of(solr, mine, "doc-a") == []
 
     # delete by id
     write(solr, fs, {"delete": {"id": "doc-a"}})

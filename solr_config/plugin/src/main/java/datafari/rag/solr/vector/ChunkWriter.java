@@ -45,32 +45,33 @@ final class ChunkWriter {
   void replace(List<Map.Entry<String, List<SolrInputDocument>>> parents, int commitWithin)
       throws IOException, SolrServerException {
     Map<String, Integer> previous =
-        previousCounts(
-            parents.stream()
-                .filter(e -> !e.getValue().isEmpty())
-                .map(Map.Entry::getKey)
-                .toList());
+        previousCounts(parents.stream().map(Map.Entry::getKey).toList());
     UpdateRequest update = new UpdateRequest();
     update.setCommitWithin(commitWithin);
     for (Map.Entry<String, List<SolrInputDocument>> entry : parents) {
       String parentId = entry.getKey();
       List<SolrInputDocument> chunks = entry.getValue();
-      String parent = PARENT + ":" + ClientUtils.escapeQueryChars(parentId);
-      if (chunks.isEmpty()) {
-        update.deleteByQuery(parent);
-        continue;
+      if (!chunks.isEmpty()) {
+        update.add(chunks);
       }
-      update.add(chunks);
       Integer count = previous.getOrDefault(parentId, 0);
       if (count == null) {
-        update.deleteByQuery(parent + " AND " + INDEX + ":[" + chunks.size() + " TO *]");
+        update.deleteByQuery(
+            PARENT + ":" + ClientUtils.escapeQueryChars(parentId)
+                + " AND " + INDEX + ":[" + chunks.size() + " TO *]");
       } else {
         for (int i = chunks.size(); i < count; i++) {
           update.deleteById(parentId + "_" + i, parentId);
         }
       }
     }
-    update.process(client, collection);
+    boolean empty =
+        update.getDocuments() == null
+            && update.getDeleteById() == null
+            && update.getDeleteQuery() == null;
+    if (!empty) {
+      update.process(client, collection);
+    }
   }
 
   /**
