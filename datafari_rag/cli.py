@@ -19,7 +19,7 @@ import urllib3
 
 from .config import ConfigError, Settings, env_name, load_settings
 from .evaluation import EvaluationInputError
-from .indexing.indexer import Indexer
+from .indexing.indexer import Indexer, ModeConflict
 from .paths import CONF, var_dir
 from .services import build_services
 from .solr import SolrError
@@ -35,7 +35,7 @@ def _clear_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except (ConfigError, SolrError, RuntimeProblem, SecurityProblem, EvaluationInputError) as exc:
+        except (ConfigError, SolrError, RuntimeProblem, SecurityProblem, EvaluationInputError, ModeConflict) as exc:
             raise click.ClickException(str(exc)) from exc
 
     return wrapper

@@ -286,7 +286,7 @@ class Settings:
     vector_embedding_mode: str = _key(
         INDEX,
         "vector.embedding.mode",
-        "solr",
+        "processor",
         "processor: FileShare's update processor chunks and embeds every write, from any client, "
         "in Solr; solr: the sidecar chunks, VectorMain's update chain embeds each chunk; "
         "sidecar: the sidecar chunks and embeds in batches and sends the vectors.",

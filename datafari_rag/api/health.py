@@ -15,7 +15,7 @@ import urllib3
 from flask import Blueprint, current_app, jsonify
 
 from ..services import Services
-from ..solr import SolrError, admin, model_store
+from ..solr import SolrError, admin, model_store, user_properties
 from .context import get_services
 
 bp = Blueprint("health", __name__)
@@ -63,6 +63,26 @@ def _check_solr(services: Services, ends: float) -> dict[str, Any]:
             report["modelStore"] = {"status": "DOWN", "error": str(exc)}
     else:
         report["modelStore"] = {"status": "MISSING", "models": []}
+    if settings.collection_main in collections:
+        report["indexing"] = _check_indexing(services, ends)
+    return report
+
+
+def _check_indexing(services: Services, ends: float) -> dict[str, Any]:
+    """Who writes the chunks: in ``processor`` mode FileShare's processor (its ``vector.enabled``
+    is the switch); in the other modes the sidecar, and then the processor must be off."""
+    mode = services.settings.vector_embedding_mode
+    try:
+        on = user_properties.processor_on(services.solr, services.settings.collection_main, _left(ends))
+    except SolrError as exc:
+        return {"status": "DOWN", "mode": mode, "error": str(exc)}
+    report: dict[str, Any] = {"status": "UP", "mode": mode, "fileShareProcessor": "on" if on else "off"}
+    if on and mode != "processor" and services.settings.vector_enabled:
+        report["status"] = "MISCONFIGURED"
+        report["error"] = (
+            f"FileShare's update processor is on while vector.embedding.mode={mode}: updates are refused "
+            "until one of them is changed (datafari-rag bootstrap sets the processor by the mode)"
+        )
     return report
 
 
@@ -78,6 +98,7 @@ def _check_agent(url: str, ends: float) -> dict[str, Any]:
 
 def _all_up(report: dict[str, Any]) -> bool:
     parts = [report["solr"], report["agent"], report.get("modelStore", {"status": "DOWN"})]
+    parts += [report["indexing"]] if "indexing" in report else []
     parts += list(report.get("collections", {}).values()) or [{"status": "MISSING"}]
     return all(p.get("status") == "UP" for p in parts)
 

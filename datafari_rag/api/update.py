@@ -10,6 +10,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, jsonify, request
 
 from ..errors import DatafariError
+from ..indexing.indexer import ModeConflict
 from ..solr import SolrError, update_syntax
 from .auth import current_access
 from .context import get_services
@@ -62,6 +63,8 @@ def update() -> Response:
         results = indexer.add(commands.adds, commit, within) if commands.adds else []
     except SolrError as exc:
         raise DatafariError("updateTechnicalError", "The index could not be written.", detail=str(exc)) from exc
+    except ModeConflict as exc:
+        raise DatafariError("updateMisconfigured", str(exc)) from exc
     failed = sum(1 for r in results if r.status == "error")
     return jsonify(
         {

@@ -14,6 +14,7 @@ parent, the parent goes to the outbox, and ``reconcile``/``sync`` finish the wor
 from __future__ import annotations
 
 import logging
+import time
 import unicodedata
 import zlib
 from concurrent.futures import ThreadPoolExecutor
@@ -21,7 +22,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..config import Settings
-from ..solr import SolrClient, SolrError, admin
+from ..solr import SolrClient, SolrError, admin, user_properties
 from ..solr.collection import Collection
 from .children import child_documents, language_fields
 from .chunker import chunk_text
@@ -37,10 +38,16 @@ CHILD_BATCH = 200
 # chain one document's chunks at a time); two update requests side by side keep two embedding
 # calls (two cores of the agent) busy instead of one.
 SOLR_MODE_POSTS = 2
+# How long the indexer trusts what it last read of FileShare's processor switch (seconds).
+PROCESSOR_CHECK_TTL = 10.0
 
 
 class DocumentError(ValueError):
     """A document that cannot be indexed as it is."""
+
+
+class ModeConflict(RuntimeError):
+    """The sidecar would write chunks that FileShare's update processor writes too."""
 
 
 @dataclass
@@ -124,6 +131,7 @@ class Indexer:
         self.vectors = vectors
         self.outbox = outbox
         self._embedder: ChunkEmbedder | None = None
+        self._processor_checked = -PROCESSOR_CHECK_TTL  # monotonic time of the last check
 
     @classmethod
     def of(cls, solr: SolrClient, settings: Settings, outbox: Outbox) -> Indexer:
@@ -136,6 +144,23 @@ class Indexer:
     def in_solr(self) -> bool:
         """FileShare's update processor chunks and embeds; this indexer writes parents only."""
         return self.settings.vector_embedding_mode == "processor"
+
+    def check_single_writer(self) -> None:
+        """Refuses to write chunks while FileShare's processor is on: both would chunk every parent
+        (twice the chunks, two versions racing). In ``processor`` mode the processor's
+        ``vector.enabled`` is the switch and the sidecar writes no chunk, so nothing can clash."""
+        if self.in_solr or not self.settings.vector_enabled:
+            return
+        if time.monotonic() - self._processor_checked < PROCESSOR_CHECK_TTL:
+            return
+        if user_properties.processor_on(self.main.solr, self.main.name):
+            raise ModeConflict(
+                f"FileShare's update processor is on ({self.main.name}: vector.enabled=true) while "
+                f"vector.embedding.mode={self.settings.vector_embedding_mode}: the chunks would be written "
+                "twice. Set vector.embedding.mode=processor and run datafari-rag bootstrap, or turn the "
+                "processor off with datafari-rag vector config vector.enabled=false."
+            )
+        self._processor_checked = time.monotonic()
 
     @property
     def embedder(self) -> ChunkEmbedder:
@@ -174,6 +199,8 @@ class Indexer:
             if commit:
                 self.main.commit()
             return results
+        if valid:
+            self.check_single_writer()
         if self.settings.vector_enabled and valid:  # intent first: a crash from here on leaves a trace
             self.outbox.add(self.main.name, [d["id"] for d in valid], "being written")
         accepted = self._write_parents(valid, by_id, commit, commit_within)
@@ -319,6 +346,7 @@ class Indexer:
     def rechunk(self, parent_ids: list[str]) -> list[DocResult]:
         if self.in_solr:
             return self._resend(parent_ids)
+        self.check_single_writer()
         results: list[DocResult] = []
         for start in range(0, len(parent_ids), 100):
             batch = parent_ids[start : start + 100]

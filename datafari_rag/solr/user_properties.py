@@ -58,10 +58,15 @@ def text(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def get(solr: SolrClient, collection: str) -> dict[str, str]:
+def get(solr: SolrClient, collection: str, timeout: float | None = None) -> dict[str, str]:
     """The user properties set on ``collection`` (only those set; defaults are the configset's)."""
-    overlay = solr.get(f"{collection}/config/overlay").get("overlay", {})
+    overlay = solr.get(f"{collection}/config/overlay", timeout=timeout).get("overlay", {})
     return {str(k): str(v) for k, v in (overlay.get("userProps") or {}).items()}
+
+
+def processor_on(solr: SolrClient, collection: str, timeout: float | None = None) -> bool:
+    """Whether FileShare's update processor chunks and embeds writes (its configset's default is off)."""
+    return get(solr, collection, timeout).get("vector.enabled", "false").lower() == "true"
 
 
 def set_properties(solr: SolrClient, collection: str, values: dict[str, str]) -> None:

@@ -77,9 +77,7 @@ def build(
         }
         corpus.docs[doc["id"]] = doc
         corpus.by_marker[marker] = doc["id"]
-    results = Indexer.of(solr, settings.replace(vector_embedding_mode="sidecar"), Outbox(folder / "o.sqlite")).add(
-        list(corpus.docs.values()), commit=True
-    )
+    results = Indexer.of(solr, settings, Outbox(folder / "o.sqlite")).add(list(corpus.docs.values()), commit=True)
     assert all(r.status == "ok" and not r.pending for r in results), results
     for j in range(users):
         corpus.users[f"user{j}"] = frozenset(rng.sample(POOL, rng.randint(0, 4)))

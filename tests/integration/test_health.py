@@ -21,6 +21,8 @@ def test_health_is_green_when_everything_is_up(settings: Settings, bootstrapped:
     [model] = body["modelStore"]["models"]
     assert model["name"] == "default_model"
     assert model["params"]["apiKey"] == "***"  # the store echoes the key; /health never does
+    # the default mode: FileShare's processor writes the chunks, and it is on
+    assert body["indexing"] == {"status": "UP", "mode": "processor", "fileShareProcessor": "on"}
 
 
 def test_health_says_what_is_down(settings: Settings) -> None:

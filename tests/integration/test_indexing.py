@@ -21,7 +21,7 @@ from datafari_rag.config import Settings
 from datafari_rag.indexing.indexer import Indexer
 from datafari_rag.indexing.maintenance import reconcile, sync
 from datafari_rag.indexing.outbox import Outbox
-from datafari_rag.solr import SolrClient
+from datafari_rag.solr import SolrClient, user_properties
 from datafari_rag.solr.bootstrap import BootstrapReport, bootstrap
 from datafari_rag.testing.servers import free_port, serve
 from tests.integration.conftest import cli_environment
@@ -32,8 +32,11 @@ SENTENCES = [f"Sentence number {i} describes the cooling pump maintenance step {
 
 @pytest.fixture(scope="module")
 def settings(settings: Settings) -> Settings:
-    """Collections of this module only: what it indexes (a 5 MB document…) stays out of the others."""
-    return settings.replace(collection_main="idx_FileShare", collection_vector="idx_VectorMain")
+    """Collections of this module only: what it indexes (a 5 MB document…) stays out of the others.
+    The sidecar's own writer is under test, so FileShare's processor is off (``solr`` mode)."""
+    return settings.replace(
+        collection_main="idx_FileShare", collection_vector="idx_VectorMain", vector_embedding_mode="solr"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -211,6 +214,29 @@ def test_malformed_update_is_refused(update: Callable[..., dict[str, Any]]) -> N
     assert out["http"] == 400 and out["status"] == "ERROR" and out["content"]["error"]["label"] == "updateBadRequest"
 
 
+def test_the_sidecar_writes_no_chunk_while_fileshares_processor_is_on(
+    solr: SolrClient, small_chunks: Settings, bootstrapped: BootstrapReport, update: Callable[..., dict[str, Any]]
+) -> None:
+    """Two writers of the same chunks would race: in solr mode with the processor switched on
+    (``vector config vector.enabled=true``), updates are refused whole and /health says why."""
+    health = create_app(small_chunks).test_client()
+    assert health.get("/health").get_json()["indexing"] == {"status": "UP", "mode": "solr", "fileShareProcessor": "off"}
+    user_properties.set_properties(solr, small_chunks.collection_main, {"vector.enabled": "true"})
+    try:
+        out = update([{"id": "idx-two-writers", "exactContent": " ".join(SENTENCES[:5])}], commit="true")
+        assert out["http"] == 503 and out["content"]["error"]["label"] == "updateMisconfigured", out
+        assert "vector.enabled=true" in out["content"]["error"]["reason"]
+        assert not parent_of(solr, small_chunks, "idx-two-writers")  # nothing written
+        body = health.get("/health").get_json()
+        assert body["status"] == "DOWN" and body["indexing"]["status"] == "MISCONFIGURED", body["indexing"]
+        assert body["indexing"]["fileShareProcessor"] == "on"
+    finally:
+        user_properties.set_properties(solr, small_chunks.collection_main, {"vector.enabled": "false"})
+    # the indexer reads the switch again (at most every PROCESSOR_CHECK_TTL seconds)
+    assert update([{"id": "idx-two-writers", "exactContent": " ".join(SENTENCES[:5])}], commit="true")["added"] == 1
+    assert chunks_of(solr, small_chunks, "idx-two-writers")
+
+
 def test_sync_chunks_documents_written_straight_to_fileshare(
     solr: SolrClient,
     small_chunks: Settings,
@@ -386,6 +412,7 @@ def test_index_command_reads_every_supported_file_type(
         SOLR_COLLECTION_MAIN=settings.collection_main,
         SOLR_COLLECTION_VECTOR=settings.collection_vector,
         SOLR_EMBEDDINGS_ENDPOINT=settings.agent_url,
+        VECTOR_EMBEDDING_MODE=settings.vector_embedding_mode,
     )
     result = CliRunner().invoke(cli, ["index", str(folder)])
     assert "indexed 6 documents" in result.output and "1 failed" in result.output, result.output

@@ -35,7 +35,13 @@ def text(version: str, sentences: int) -> str:
 
 @pytest.fixture
 def race(solr: SolrClient, settings: Settings, tmp_path: Path) -> Settings:
-    mine = settings.replace(collection_main="race_FileShare", collection_vector="race_VectorMain", vector_chunk_size=30)
+    """The race collections, FileShare's processor off: the sidecar's writer is under test."""
+    mine = settings.replace(
+        collection_main="race_FileShare",
+        collection_vector="race_VectorMain",
+        vector_chunk_size=30,
+        vector_embedding_mode="solr",
+    )
     bootstrap(solr, mine)
     Indexer.of(solr, mine, Outbox(tmp_path / "clean.sqlite")).delete_query("*:*", commit=True)
     return mine
@@ -71,11 +77,13 @@ def mismatches(solr: SolrClient, settings: Settings, ids: list[str]) -> list[str
     return wrong
 
 
-@pytest.mark.parametrize("mode", ["sidecar", "solr"])
+@pytest.mark.parametrize("mode", ["sidecar", "solr", "processor"])
 def test_two_writers_of_the_same_parents_leave_the_last_version_whole(
     race: Settings, solr: SolrClient, tmp_path: Path, mode: str
 ) -> None:
     settings = race.replace(vector_embedding_mode=mode)
+    if mode == "processor":  # FileShare's processor on: the two writers are two requests to Solr
+        bootstrap(solr, settings)
     workers = [Indexer.of(solr, settings, Outbox(tmp_path / "outbox.sqlite")) for _ in range(2)]
     ids = [f"race-{mode}-{i}" for i in range(12)]
     rng = random.Random(7)
@@ -95,6 +103,37 @@ def test_two_writers_of_the_same_parents_leave_the_last_version_whole(
     assert all(r[0].status == "ok" for r in results)
     assert mismatches(solr, settings, ids) == []
     assert Outbox(tmp_path / "outbox.sqlite").pending(settings.collection_main) == []
+
+
+def test_requests_writing_the_same_parents_in_opposite_orders_take_turns(
+    race: Settings, solr: SolrClient, tmp_path: Path
+) -> None:
+    """Straight to FileShare, its processor on: each request holds the parents it wrote until
+    their chunks are written; two requests naming the same parents in opposite orders and with
+    a delete among them neither wait for each other forever nor leave another version's chunks."""
+    settings = race.replace(vector_embedding_mode="processor")
+    bootstrap(solr, settings)
+    ids = [f"turns-{i}" for i in range(8)]
+    fast = SolrClient(solr.base_url, timeout=60)  # a wait for a lock would end in a 503 after 120 s
+
+    def post(version: str, order: list[str], start: threading.Barrier) -> dict[str, Any]:
+        body: list[Any] | dict[str, Any] = [{"id": i, "title": i, "exactContent": text(version, 4)} for i in order]
+        start.wait()
+        fast.post(f"{settings.collection_main}/update", json=body)
+        return fast.post(f"{settings.collection_main}/update", json={"delete": {"id": order[0]}})
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for round_ in range(6):
+            start = threading.Barrier(2)
+            futures = [
+                pool.submit(post, "alpha", ids, start),
+                pool.submit(post, "bravo", ids[::-1], start),
+            ]
+            for future in futures:
+                assert future.result()["responseHeader"]["status"] == 0, round_
+    assert mismatches(solr, settings, ids) == []
+    gone = [i for i in (ids[0], ids[-1]) if not solr.get(f"{settings.collection_main}/get", {"id": i}).get("doc")]
+    assert gone == [ids[0], ids[-1]]
 
 
 KILLED_WRITER = """

@@ -1,6 +1,9 @@
 """A parent tightened or deleted straight in FileShare (not through the sidecar) is not readable
 through its old chunks: the query-time parent check drops them on every path that returns chunks,
-and sync rewrites them however the parent was changed (an atomic update included)."""
+and sync rewrites them however the parent was changed (an atomic update included).
+
+Stale chunks arise when FileShare's processor is off (``solr`` and ``sidecar`` modes); with it on
+the chunks follow each write in the same request (``test_solr_processor.py``)."""
 
 from __future__ import annotations
 
@@ -28,8 +31,11 @@ MARKER = "zebrafinch"
 
 @pytest.fixture
 def stale(solr: SolrClient, settings: Settings, tmp_path: Path) -> tuple[Settings, Indexer]:
-    """Collections of this test's own, six public documents on one topic, the first with a marker."""
-    mine = settings.replace(collection_main="stale_FileShare", collection_vector="stale_VectorMain")
+    """Collections of this test's own, six public documents on one topic, the first with a marker;
+    FileShare's processor off, so that a write straight to FileShare leaves the chunks stale."""
+    mine = settings.replace(
+        collection_main="stale_FileShare", collection_vector="stale_VectorMain", vector_embedding_mode="solr"
+    )
     bootstrap(solr, mine)
     indexer = Indexer.of(solr, mine, Outbox(tmp_path / "o.sqlite"))
     indexer.delete_query("*:*", commit=True)

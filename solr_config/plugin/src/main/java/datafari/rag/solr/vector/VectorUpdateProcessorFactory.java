@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import org.apache.lucene.search.Query;
 import org.apache.solr.client.solrj.SolrServerException;
 import org.apache.solr.common.SolrException;
@@ -49,13 +51,17 @@ import org.slf4j.LoggerFactory;
  * embedding service mostly idle on short documents), and written before the request answers and
  * before any delete or commit in it. If the embedding service or VectorMain fails, the request
  * fails with a 503 naming the documents, whose previous chunks are deleted; the caller sends them
- * again, or {@code reconcile} completes them.
+ * again, or {@code reconcile} completes them. Two requests writing the same parent take turns
+ * ({@link ParentLocks}): the chunks always belong to the parent's last version.
  *
  * <p>Settings are Datafari's {@code vector.*} user properties (Config API {@code
  * set-user-property}), substituted into this processor's arguments in solrconfig.xml.
  */
 public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory {
   private static final Logger log = LoggerFactory.getLogger(MethodHandles.lookup().lookupClass());
+
+  /** How long a write waits for another request writing the same parent (its chunks embedded). */
+  static final long LOCK_WAIT_SECONDS = 120;
 
   /** Parent fields a chunk does not copy: full texts, vectors and what Solr or this writer sets. */
   static final Set<String> NOT_COPIED =
@@ -169,6 +175,7 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
     private final ChunkWriter writer;
     private final List<Pending> pending = new ArrayList<>();
     private final Set<String> pendingIds = new HashSet<>();
+    private final List<ReentrantLock> held = new ArrayList<>();
     private int pendingChunks;
     private int commitWithin = -1;
 
@@ -188,6 +195,7 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
       if (pendingIds.contains(id)) {
         flush(); // the same document twice in one request: its versions' chunks stay in order
       }
+      lockForAdd(id);
       SolrInputDocument parent = cmd.getSolrInputDocument();
       List<String> chunks = chunker(req.getCore()).split(text(parent));
       List<SolrInputDocument> docs = chunkDocuments(parent, id, chunks, cmd.getVersion());
@@ -207,12 +215,19 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
     @Override
     public void processDelete(DeleteUpdateCommand cmd) throws IOException {
       flush();
-      if (!replayed(cmd)) {
-        Set<String> parents = new LinkedHashSet<>();
-        if (cmd.isDeleteById()) {
-          parents.add(cmd.getId());
-        } else {
-          parents.addAll(matchingIds(cmd.getQuery()));
+      if (replayed(cmd)) {
+        super.processDelete(cmd);
+        return;
+      }
+      Set<String> parents = new LinkedHashSet<>();
+      if (cmd.isDeleteById()) {
+        parents.add(cmd.getId());
+      } else {
+        parents.addAll(matchingIds(cmd.getQuery()));
+      }
+      try {
+        for (ReentrantLock lock : ParentLocks.ordered(parents)) {
+          await(lock, parents.size() == 1 ? parents.iterator().next() : null);
         }
         try {
           writer.deleteParents(parents, cmd.commitWithin);
@@ -222,8 +237,10 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
               e,
               "the documents were not deleted, send the delete again");
         }
+        super.processDelete(cmd);
+      } finally {
+        release();
       }
-      super.processDelete(cmd);
     }
 
     @Override
@@ -258,17 +275,70 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
       }
     }
 
+    @Override
+    protected void doClose() {
+      release(); // the request failed before finish(): its parents are free again
+    }
+
+    /**
+     * Takes the parent's lock before its write. If another request holds it, this one first
+     * writes what it has pending (releasing its own locks), so that no two requests wait for
+     * each other.
+     */
+    private void lockForAdd(String id) {
+      ReentrantLock lock = ParentLocks.of(id);
+      if (lock.tryLock()) {
+        held.add(lock);
+        return;
+      }
+      flush();
+      await(lock, id);
+    }
+
+    private void await(ReentrantLock lock, String id) {
+      boolean locked;
+      try {
+        locked = lock.tryLock(LOCK_WAIT_SECONDS, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        locked = false;
+      }
+      if (!locked) {
+        throw new SolrException(
+            ErrorCode.SERVICE_UNAVAILABLE,
+            (id == null ? "Some of the documents" : "Document " + id)
+                + " has been written by another request for "
+                + LOCK_WAIT_SECONDS
+                + " s while its chunks are made; nothing was written, send it again");
+      }
+      held.add(lock);
+    }
+
+    private void release() {
+      for (ReentrantLock lock : held) {
+        lock.unlock();
+      }
+      held.clear();
+    }
+
     /**
      * Embeds the chunks of every parent written since the last flush in one call, then writes
      * them. On failure the parents stay written (Solr has acknowledged them to their replicas):
      * their previous chunks are deleted, so none outlives a changed ACL, and the error names
      * them; the caller sends them again, or {@code datafari-rag reconcile} finds them (their
-     * version matches no chunk).
+     * version matches no chunk). Either way the parents' locks are released.
      */
     private void flush() {
-      if (pending.isEmpty()) {
-        return;
+      try {
+        if (!pending.isEmpty()) {
+          write();
+        }
+      } finally {
+        release(); // also the lock of a parent Solr refused
       }
+    }
+
+    private void write() {
       List<Pending> batch = new ArrayList<>(pending);
       int within = commitWithin;
       pending.clear();
