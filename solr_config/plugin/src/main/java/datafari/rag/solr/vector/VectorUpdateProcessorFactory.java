@@ -11,8 +11,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
 import org.apache.lucene.search.Query;
 import org.apache.solr.client.solrj.SolrServerException;
 import org.apache.solr.common.SolrException;
@@ -175,7 +173,7 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
     private final ChunkWriter writer;
     private final List<Pending> pending = new ArrayList<>();
     private final Set<String> pendingIds = new HashSet<>();
-    private final List<ReentrantLock> held = new ArrayList<>();
+    private final List<ParentLocks.Held> held = new ArrayList<>();
     private int pendingChunks;
     private int commitWithin = -1;
 
@@ -226,8 +224,8 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
         parents.addAll(matchingIds(cmd.getQuery()));
       }
       try {
-        for (ReentrantLock lock : ParentLocks.ordered(parents)) {
-          await(lock, parents.size() == 1 ? parents.iterator().next() : null);
+        for (String parent : ParentLocks.ordered(parents)) {
+          await(parent);
         }
         try {
           writer.deleteParents(parents, cmd.commitWithin);
@@ -286,27 +284,22 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
      * each other.
      */
     private void lockForAdd(String id) {
-      ReentrantLock lock = ParentLocks.of(id);
-      if (lock.tryLock()) {
+      ParentLocks.Held lock = ParentLocks.tryLock(id);
+      if (lock != null) {
         held.add(lock);
         return;
       }
       flush();
-      await(lock, id);
+      await(id);
     }
 
-    private void await(ReentrantLock lock, String id) {
-      boolean locked;
-      try {
-        locked = lock.tryLock(LOCK_WAIT_SECONDS, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        locked = false;
-      }
-      if (!locked) {
+    private void await(String id) {
+      ParentLocks.Held lock = ParentLocks.lock(id, LOCK_WAIT_SECONDS);
+      if (lock == null) {
         throw new SolrException(
             ErrorCode.SERVICE_UNAVAILABLE,
-            (id == null ? "Some of the documents" : "Document " + id)
+            "Document "
+                + id
                 + " has been written by another request for "
                 + LOCK_WAIT_SECONDS
                 + " s while its chunks are made; nothing was written, send it again");
@@ -315,8 +308,8 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
     }
 
     private void release() {
-      for (ReentrantLock lock : held) {
-        lock.unlock();
+      for (ParentLocks.Held lock : held) {
+        lock.release();
       }
       held.clear();
     }
