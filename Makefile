@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 CLI    := $(VENV)/bin/datafari-rag
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install jars run test lint unit integration bench clean
+.PHONY: install jars run test lint unit integration e2e bench clean
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,13 @@ integration: jars
 
 test: lint jars
 	$(PY) -m pytest -v
+
+# DatafariUI (francelabs/DatafariUI; DATAFARIUI_SRC: its git directory or folder) built with npm and
+# driven in Debian's chromium; screenshots in var/e2e/screenshots. Not part of `make test`.
+e2e: jars
+	$(PY) -m pip install -q -e '.[test,e2e]'
+	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+	DATAFARI_RAG_E2E=1 $(PY) -m pytest -v tests/e2e
 
 # Benchmarks: one line each, each against a baseline measured in the same run, then a summary table.
 # QUICK=1 (or ARGS=--quick): smaller runs; ARGS="--only solr_overhead,concurrency": a subset.

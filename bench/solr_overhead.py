@@ -128,7 +128,9 @@ def main() -> None:
                 # different queries per arm: Solr's result cache must not answer a later call
                 q = [queries[(3 * i + k) % len(queries)] for k in range(3)]
                 form = [[("q", text), ("defType", "edismax"), ("q.op", "OR"), ("start", 0), ("rows", 10)] for text in q]
-                return arms(f"{settings.collection_main}/select", form[0], "search/select", {"q": q[1]}, form[2])
+                # hl=false: the same Solr work on every arm (the search page's snippets are Solr's cost)
+                sidecar = {"q": q[1], "hl": "false"}
+                return arms(f"{settings.collection_main}/select", form[0], "search/select", sidecar, form[2])
 
             def knn(i: int) -> Arms:
                 # the same query: its embedding (most of the time) is computed by each call anyway

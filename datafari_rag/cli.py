@@ -23,7 +23,7 @@ from .indexing.indexer import Indexer, ModeConflict
 from .paths import CONF, var_dir
 from .services import build_services
 from .solr import SolrError
-from .solr.bootstrap import bootstrap
+from .solr.bootstrap import SchemaProblem, bootstrap
 from .solr.runtime import LocalSolr, RuntimeProblem, cluster, ensure_jars
 from .solr.security_json import SecurityProblem, write_config
 
@@ -35,7 +35,15 @@ def _clear_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except (ConfigError, SolrError, RuntimeProblem, SecurityProblem, EvaluationInputError, ModeConflict) as exc:
+        except (
+            ConfigError,
+            SolrError,
+            RuntimeProblem,
+            SecurityProblem,
+            EvaluationInputError,
+            ModeConflict,
+            SchemaProblem,
+        ) as exc:
             raise click.ClickException(str(exc)) from exc
 
     return wrapper

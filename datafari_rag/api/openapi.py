@@ -13,6 +13,7 @@ from flask import Blueprint, Response, jsonify
 
 from ..errors import LABELS
 from ..rag.prompts import FORMAT_INSTRUCTIONS, LANGUAGES
+from . import search_params
 from .context import get_services
 from .validation import MAX_HISTORY, MAX_ID_CHARS, ROLES
 
@@ -109,6 +110,34 @@ def _schemas(max_query: int) -> dict[str, Any]:
             "properties": {"id": {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}, "lang": lang},
             "required": ["id"],
         },
+        "V1Ok": {
+            "type": "object",
+            "properties": {"status": {"const": "OK"}, "content": {"type": "object"}},
+            "required": ["status", "content"],
+        },
+        "V1Error": {
+            "type": "object",
+            "properties": {
+                "status": {"const": "ERROR"},
+                "content": {
+                    "type": "object",
+                    "properties": {"code": {"type": "integer"}, "reason": {"type": "string"}},
+                    "required": ["code", "reason"],
+                },
+            },
+            "required": ["status", "content"],
+        },
+        "Suggestions": {
+            "type": "object",
+            "properties": {
+                "spellcheck": {
+                    "type": "object",
+                    "properties": {"collations": {"type": "array"}, "suggestions": {"type": "array"}},
+                    "required": ["collations"],
+                }
+            },
+            "required": ["spellcheck"],
+        },
         "SolrResults": {
             "type": "object",
             "description": "Solr's JSON response, without echoed parameters",
@@ -176,7 +205,31 @@ def _select_parameters() -> list[dict[str, Any]]:
         _query("id", {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}),
         _query("wt", {"enum": ["json"]}),
     ]
+    text = {"type": "string", "minLength": 1}
+    for name in search_params.REPEATABLE:  # DatafariUI's facets and filters (docs/search-api.md)
+        param = _query(name, {"type": "array", "items": text}, "repeatable; local params: tag, ex, key only")
+        params.append({**param, "style": "form", "explode": True})
+    params += [_query(name, {"type": "string"}) for name in search_params.OPTIONS]
+    params += [_query(name, {"type": "string"}) for name in search_params.GLOBAL]
     return params
+
+
+def _suggest_parameters() -> list[dict[str, Any]]:
+    return [
+        _query("q", {"type": "string", "maxLength": 200}, "what was typed; its last word is a prefix"),
+        _query("rows", {"type": "integer", "minimum": 1, "maximum": 10}),
+        _query("action", {"enum": ["suggest"]}),
+        _query("autocomplete", {"enum": ["true", "false"]}),
+        _query("spellcheck.collateParam.q.op", {"enum": ["AND", "OR"]}),
+        _query("aggregator", {"type": "string"}),
+    ]
+
+
+def _v1(summary: str, *errors: int) -> dict[str, Any]:
+    """A Datafari v1.0 endpoint: ``{"status": "OK", "content": …}``, or its error with that status."""
+    responses = {"200": _json(_ref("V1Ok"), "Datafari's v1.0 answer")}
+    responses |= {str(code): _json(_ref("V1Error"), "Datafari's v1.0 error") for code in errors}
+    return {"get": {"summary": summary, "responses": responses}}
 
 
 def _vector_parameters() -> list[dict[str, Any]]:
@@ -195,6 +248,7 @@ def _vector_parameters() -> list[dict[str, Any]]:
 def document(prefix: str, max_query: int) -> dict[str, Any]:
     """The OpenAPI 3.1 document of an app serving its API under ``prefix``."""
     answer = _json(_ref("Answer"), "the answer, or Datafari's error JSON (HTTP 200 for both)")
+    v1 = prefix.removesuffix("/v2.0") + "/v1.0"
     rag_body = {"required": True, "content": {JSON: {"schema": _ref("RagRequest")}}}
     update = {
         "post": {
@@ -281,6 +335,21 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
                     },
                 }
             },
+            f"{prefix}/search/suggest": {
+                "get": {
+                    "summary": "DatafariUI's autocomplete: titles of readable documents matching what was typed",
+                    "parameters": _suggest_parameters(),
+                    "responses": {
+                        "200": _json({"oneOf": [_ref("Suggestions"), _ref("Error")]}, "collations, or an error"),
+                        **_errors(*REFUSALS),
+                    },
+                }
+            },
+            f"{v1}/users/current": _v1("The user the request's identity names", 404),
+            f"{v1}/licence": _v1("No licence limits: every limit is valid"),
+            f"{v1}/status/features/favorites": _v1("Favorites are not offered", 401),
+            f"{v1}/emails/admin": _v1("No administrator e-mail address is configured"),
+            f"{v1}/aggregator": _v1("No federated search: an empty aggregator list"),
             "/update": update,
             f"{prefix}/update": update,
         },

@@ -1,8 +1,10 @@
 """``GET search/select`` (a search proxy to FileShare, or RAG with ``action=rag``) and
 ``GET search/vector`` (VectorMain's kNN). Both return Solr's JSON, filtered by the user's access.
 
-Only the listed parameters are accepted; anything that would change what is searched (``fq``,
-local params, ``qt``, ``shards``, ``defType``, ``rq``, function ``fl``, ``collection``…) is refused.
+Only the listed parameters are accepted; anything that would change what is searched (local
+params but the tag/ex/key forms of facets and filters, ``qt``, ``shards``, ``defType``, ``rq``,
+function ``fl``, ``collection``…) is refused. Facets, filters and highlighting as DatafariUI
+asks for them are checked by :mod:`.search_params`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from flask import Blueprint, Response, request
 from ..errors import DatafariError
 from ..retrieval.vector import guarded_knn
 from ..solr import SolrError
+from . import search_params
 from .auth import current_access
 from .context import get_services
 from .rag import select_rag
@@ -24,16 +27,19 @@ from .validation import SORT, bounded_int, field_list
 bp = Blueprint("search", __name__)
 
 SELECT_PARAMS = {"q", "q.op", "start", "rows", "sort", "fl", "action", "format", "lang", "id", "wt"}
+SEARCH_PARAMS = SELECT_PARAMS | search_params.names()
 VECTOR_PARAMS = {"q", "queryrag", "topK", "model", "fl", "rows", "wt"}
 MODEL_NAME = re.compile(r"^[A-Za-z0-9_\-]{1,100}$")
+SUGGEST_PARAMS = {"q", "action", "autocomplete", "spellcheck.collateParam.q.op", "rows", "aggregator"}
+MAX_SUGGESTIONS = 10
 
 
-def _only(allowed: set[str]) -> None:
-    unknown = sorted(set(request.args) - allowed)
+def _only(allowed: set[str], per_field: bool = False) -> None:
+    unknown = sorted(n for n in request.args if n not in allowed and not (per_field and search_params.is_per_field(n)))
     if unknown:
         raise DatafariError("ragBadRequest", f"Unsupported parameter(s): {', '.join(unknown)}.")
     for name in request.args:
-        if len(request.args.getlist(name)) > 1:
+        if len(request.args.getlist(name)) > 1 and name not in search_params.REPEATABLE:
             raise DatafariError("ragBadRequest", f"'{name}' may be given once.")
     if request.args.get("wt", "json") != "json":
         raise DatafariError("ragBadRequest", "'wt' must be json.")
@@ -49,14 +55,12 @@ def _text(name: str, value: str | None) -> str:
     return value
 
 
-def _solr_json(found: bytes) -> Response:
-    """Solr's JSON as Solr wrote it (no parsing on the way through), without echoed parameters."""
-    head = found[:4096]
-    if b'"params"' in head and b'"responseHeader"' in head:  # a handler that forces echoParams
-        parsed = json.loads(found)
-        parsed.get("responseHeader", {}).pop("params", None)  # never echo the ACL parameters
-        found = json.dumps(parsed).encode("utf-8")
-    return Response(found, mimetype="application/json")
+def _solr_json(parsed: dict[str, Any]) -> Response:
+    """Solr's JSON with ``responseHeader.params`` holding the client's own parameters only
+    (Solr's echo would hold the ACL parameters; they are asked not to be echoed, and replaced)."""
+    header = parsed.setdefault("responseHeader", {})
+    header["params"] = search_params.echo(request.args)
+    return Response(json.dumps(parsed, ensure_ascii=False), mimetype="application/json")
 
 
 def _solr_failure(exc: SolrError) -> DatafariError:
@@ -69,9 +73,10 @@ def _solr_failure(exc: SolrError) -> DatafariError:
 
 @bp.get("/search/select")
 def select() -> Response:
-    _only(SELECT_PARAMS)
     if request.args.get("action") == "rag":
+        _only(SELECT_PARAMS)
         return select_rag()
+    _only(SEARCH_PARAMS, per_field=True)
     if request.args.get("action") not in (None, ""):
         raise DatafariError("ragBadRequest", "'action' must be rag or absent.")
     services = get_services()
@@ -91,8 +96,11 @@ def select() -> Response:
         if not SORT.match(request.args["sort"].strip()):
             raise DatafariError("ragBadRequest", "'sort' must be 'field asc' or 'field desc'.")
         params.append(("sort", request.args["sort"].strip()))
+    search_params.aggregator(request.args.get("aggregator"))
+    params += search_params.facets_and_filters(request.args, services.settings.query_max_length)
+    params += search_params.highlighting(request.args)
     try:
-        return _solr_json(services.main.search_bytes("select", params, current_access()))
+        return _solr_json(services.main.search("select", params, current_access()))
     except SolrError as exc:
         raise _solr_failure(exc) from exc
 
@@ -127,3 +135,47 @@ def vector() -> Response:
     header = {k: v for k, v in found.get("responseHeader", {}).items() if k != "params"}
     body = {"responseHeader": header, "response": {"numFound": len(docs), "start": 0, "docs": docs}}
     return Response(json.dumps(body, ensure_ascii=False), mimetype="application/json")
+
+
+@bp.get("/search/suggest")
+def suggest() -> Response:
+    """DatafariUI's autocomplete: the titles of the documents the user may read whose title
+    matches what was typed (its last word as a prefix), as Solr's spellcheck collations (the shape
+    the UI reads). A spellcheck dictionary would be built from every document, readable or not."""
+    _only(SUGGEST_PARAMS)
+    search_params.aggregator(request.args.get("aggregator"))
+    rows = bounded_int(request.args.get("rows"), "rows", 1, MAX_SUGGESTIONS, MAX_SUGGESTIONS)
+    typed = request.args.get("q", "")
+    words = [_escaped(w) for w in search_params.query("q", typed, 200).split()] if typed.strip() else []
+    titles: list[str] = []
+    if words:
+        last = f"(title_en:{words[-1]}* OR title_fr:{words[-1]}*)"
+        params = [
+            ("q", " AND ".join([*(f"title_en:{w}" for w in words[:-1]), last])),
+            ("defType", "lucene"),
+            ("fl", "title"),
+            ("rows", rows * 3),  # several documents may share a title
+            ("hl", "false"),
+        ]
+        try:
+            found = get_services().main.search("select", params, current_access())
+        except SolrError as exc:
+            raise _solr_failure(exc) from exc
+        for doc in found["response"]["docs"]:
+            title = doc.get("title")
+            first = title[0] if isinstance(title, list) and title else title
+            if isinstance(first, str) and first not in titles:
+                titles.append(first)
+    collations: list[Any] = []
+    for title in titles[:rows]:
+        collations += ["collation", {"collationQuery": title, "hits": 1}]
+    body = {"responseHeader": {"status": 0}, "spellcheck": {"suggestions": [], "collations": collations}}
+    return Response(json.dumps(body, ensure_ascii=False), mimetype="application/json")
+
+
+def _escaped(word: str) -> str:
+    """A lower-cased word as one term of Solr's standard syntax (special characters escaped)."""
+    return "".join("\\" + c if c in SPECIAL else c for c in word.lower())
+
+
+SPECIAL = set('\\+-!():^[]"{}~*?|&/ ')

@@ -8,7 +8,9 @@ exist so that configset changes apply; makes both model stores hold exactly
 replacing a model whose definition changed; and sets FileShare's ``vector.*`` user properties
 (:mod:`.user_properties`): the processor is on when ``vector.embedding.mode`` is ``processor``.
 With ``secure``, first makes Solr authenticate and authorize (:mod:`.security_json`), then
-carries on as the service account.
+carries on as the service account. A collection created by an older schema whose fields cannot
+change in place (Lucene keeps a field's doc values kind for the life of an index) is refused
+before anything is uploaded (:func:`check_upgrade`).
 """
 
 from __future__ import annotations
@@ -20,8 +22,15 @@ from ..config import Settings
 from ..paths import CONFIGSETS, var_dir
 from ..security.authority import mapping_path
 from . import admin, model_store, security_json, user_properties
-from .client import SolrClient
+from .client import SolrClient, SolrError
 from .model_store import desired_model
+
+# Fields whose definition changed in a way an existing index cannot take: name -> what it became.
+CHANGED_FIELDS = {"title": "multi-valued, as Datafari's"}
+
+
+class SchemaProblem(RuntimeError):
+    """An existing collection's schema cannot become the configset's without indexing again."""
 
 
 @dataclass
@@ -52,6 +61,9 @@ def bootstrap(
         report.security = security_json.secure(solr, settings, var_dir())
         solr = SolrClient(solr.base_url, solr.timeout, auth=security_json.service_account(settings))
     existing = set(admin.list_collections(solr))
+    for collection in (settings.collection_vector, settings.collection_main):
+        if collection in existing:
+            check_upgrade(solr, collection)
     mapping = mapping_path(settings)
     shared = {"acl-mapping.json": mapping} if mapping.exists() else {}
     tokenizer = {"tokenizer.json": model_dir() / "tokenizer.json"}
@@ -82,6 +94,25 @@ def bootstrap(
         user_properties.set_properties(solr, collection, wanted)
         report.properties |= {f"{collection}:{k}": v for k, v in wanted.items()}
     return report
+
+
+def check_upgrade(solr: SolrClient, collection: str) -> None:
+    """Refuses a collection whose ``title`` is single-valued (created before it became Datafari's
+    multi-valued field): the new configset would make every later write fail in Lucene."""
+    for name, became in CHANGED_FIELDS.items():
+        try:
+            found = solr.get(f"{collection}/schema/fields/{name}", {"showDefaults": "true"}).get("field", {})
+        except SolrError as exc:
+            if exc.status == 404:  # not one of ours: nothing to compare
+                continue
+            raise
+        if found.get("multiValued") is False:
+            raise SchemaProblem(
+                f"{collection} was created by an older datafari-rag: its '{name}' field is now {became}, "
+                "and Solr cannot change a field of an existing index. Name new collections "
+                "(solr.collection.main, solr.collection.vector), run datafari-rag bootstrap, and index "
+                "the documents again."
+            )
 
 
 def _ensure_model(solr: SolrClient, collection: str, settings: Settings) -> str:

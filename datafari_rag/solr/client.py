@@ -104,7 +104,8 @@ class SolrClient:
     def request_bytes(
         self, method: str, path: str, data: bytes, headers: dict[str, str], timeout: float | None = None
     ) -> bytes:
-        """Sends one request and returns Solr's JSON body unparsed: what a proxy passes on as it is."""
+        """Sends one request and returns Solr's body unparsed (the bare pass-through the
+        benchmarks measure the sidecar against)."""
         return self._send(method, path, data=data, headers=headers, timeout=timeout).data
 
     def get(self, path: str, params: Any = None, timeout: float | None = None) -> dict[str, Any]:

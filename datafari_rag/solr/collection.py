@@ -15,7 +15,7 @@ from typing import Any
 
 from ..security.acl import UserAccess
 from .client import SolrClient
-from .search import secured_search, secured_search_bytes
+from .search import secured_search
 
 WRITE_TIMEOUT = 300.0  # seconds: an update that embeds its chunks in Solr's chain takes a while
 TERMS_BATCH = 500  # clauses of one delete (Solr's maxBooleanClauses is 1024)
@@ -93,10 +93,6 @@ class Collection:
     def search(self, handler: str, params: Any, access: UserAccess, timeout: float | None = None) -> dict[str, Any]:
         """A search restricted to what ``access`` may read (see :mod:`.search`)."""
         return secured_search(self.solr, self.name, handler, params, access, timeout)
-
-    def search_bytes(self, handler: str, params: Any, access: UserAccess) -> bytes:
-        """The same search, Solr's JSON unparsed, for the search proxy to pass on."""
-        return secured_search_bytes(self.solr, self.name, handler, params, access)
 
     def count(self, query: str = "*:*", timeout: float | None = None) -> int:
         params = [("q", query), ("defType", "lucene"), ("rows", 0)]

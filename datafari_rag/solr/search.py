@@ -1,5 +1,5 @@
-"""Every read the sidecar makes from Solr goes through this module (:func:`secured_search`, or
-:func:`secured_search_bytes` for the search proxy, both built by :func:`_secured_request`).
+"""Every read the sidecar makes from Solr goes through this module (:func:`secured_search`, built
+by :func:`_secured_request`).
 
 It is the one place where the ACL filter is added (fail closed: there is no way to call it
 without a :class:`UserAccess`), and where the parameters a caller can set are checked: the
@@ -56,18 +56,6 @@ def secured_search(
     """Runs one search on ``collection``/``handler`` restricted to what ``access`` may read."""
     path, form = _secured_request(collection, handler, params, access)
     return solr.request("POST", path, data=form, timeout=timeout, headers=FORM)
-
-
-def secured_search_bytes(
-    solr: SolrClient,
-    collection: str,
-    handler: str,
-    params: Iterable[tuple[str, Any]] | dict[str, Any],
-    access: UserAccess,
-) -> bytes:
-    """The same search, with Solr's JSON returned unparsed, for the search proxy to pass on."""
-    path, form = _secured_request(collection, handler, params, access)
-    return solr.request_bytes("POST", path, data=form, headers=FORM)
 
 
 def _secured_request(

@@ -70,7 +70,7 @@ def build(
         words = " ".join(rng.choices(WORDS, k=12))
         doc = {
             "id": f"acl-{i}",
-            "title": f"Note {i}",
+            "title": f"Note {i} {marker}",  # a title shown to a user who may not read it is a leak
             "url": f"file://acl/{i}",
             "exactContent": f"{words.capitalize()}. Reference {marker} for the {rng.choice(WORDS)} team.",
             **random_acl(rng),
@@ -108,7 +108,8 @@ def one_trial(rng: random.Random, clients: dict[str, Any], corpus: Corpus, fake:
     client = clients[mode]
     query = " ".join(rng.sample(WORDS, 3))
     doc_id = rng.choice(list(corpus.docs))
-    kind = rng.choice(["rag", "rag-id", "stream", "summarize", "select", "vector", "select-rag"])
+    kinds = ["rag", "rag-id", "stream", "summarize", "select", "vector", "select-rag", "facets", "suggest"]
+    kind = rng.choice(kinds)
     fake.reset()
     if kind == "rag":
         response = client.post(f"{API}/ai/rag", json={"query": query}, headers=headers)
@@ -120,6 +121,24 @@ def one_trial(rng: random.Random, clients: dict[str, Any], corpus: Corpus, fake:
         response = client.post(f"{API}/ai/summarize", json={"id": doc_id}, headers=headers)
     elif kind == "select":
         response = client.get(f"{API}/search/select", query_string={"q": query, "rows": 50}, headers=headers)
+    elif kind == "facets":  # DatafariUI's search page: every id, title and token counted by facets
+        response = client.get(
+            f"{API}/search/select",
+            query_string=[
+                ("q", rng.choice([query, "*:*"])),
+                ("rows", "0"),
+                ("facet", "true"),
+                ("facet.field", "{!ex=ids}id"),
+                ("facet.field", "title"),
+                ("facet.limit", "-1"),
+                ("facet.query", "{!key=all_0}id:acl-*"),
+                ("fq", "{!tag=ids}id:acl-*"),
+            ],
+            headers=headers,
+        )
+    elif kind == "suggest":  # DatafariUI's autocomplete: titles of documents
+        typed = f"note {rng.randrange(10)}"
+        response = client.get(f"{API}/search/suggest", query_string={"q": typed, "rows": 10}, headers=headers)
     elif kind == "select-rag":
         response = client.get(f"{API}/search/select", query_string={"q": query, "action": "rag"}, headers=headers)
     else:

@@ -292,13 +292,13 @@ def test_search_proxy_returns_solr_json_filtered(client_for: Callable[..., Flask
     body = out.get_json()
     ids = [d["id"] for d in body["response"]["docs"]]
     assert "file://share/it/password.txt" in ids and SECRET_ID not in ids
-    assert "params" not in body["responseHeader"]
+    assert body["responseHeader"]["params"] == {"q": "salary grid password", "fl": "id,title"}  # the client's own
 
 
 @pytest.mark.parametrize(
     "query",
     [
-        {"q": "x", "fq": "id:*"},
+        {"q": "x", "fq": "{!join from=id to=id fromIndex=VectorMain}*:*"},
         {"q": "x", "qt": "/update"},
         {"q": "x", "shards": "other:8983/solr"},
         {"q": "x", "defType": "lucene"},

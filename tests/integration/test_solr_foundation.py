@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+import shutil
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,7 +15,7 @@ from datafari_rag.agent.model import SentenceEmbedder
 from datafari_rag.config import Settings
 from datafari_rag.paths import CONFIGSETS
 from datafari_rag.solr import SolrClient, SolrError, admin
-from datafari_rag.solr.bootstrap import BootstrapReport, bootstrap
+from datafari_rag.solr.bootstrap import BootstrapReport, SchemaProblem, bootstrap
 from datafari_rag.solr.model_store import delete_model, desired_model, get_models, put_model
 from datafari_rag.testing.servers import free_port
 
@@ -77,6 +79,32 @@ def test_bootstrap_is_idempotent(solr: SolrClient, settings: Settings, bootstrap
     collections = admin.list_collections(solr)
     assert collections.count(settings.collection_main) == collections.count(settings.collection_vector) == 1
     assert get_models(solr, settings.collection_vector) == [desired_model(settings)]
+
+
+def test_bootstrap_refuses_a_collection_of_an_older_schema(
+    solr: SolrClient, settings: Settings, tmp_path: Path
+) -> None:
+    """FileShare's title became multi-valued (Datafari's): a collection created with the single-valued
+    one cannot take the new configset (Lucene keeps a field's doc values kind), so bootstrap says
+    what to do, changes nothing, and the old collection still takes writes."""
+    old = tmp_path / "conf"
+    shutil.copytree(CONFIGSETS / "FileShare" / "conf", old)
+    schema = old / "managed-schema.xml"
+    single = '<field name="title" type="string" indexed="true" stored="true" multiValued="false"/>'
+    schema.write_text(re.sub(r'<field name="title" [^>]*/>', single, schema.read_text()))
+    admin.upload_configset(solr, "old_FileShare", old)
+    admin.create_collection(solr, "old_FileShare", "old_FileShare", 1, 1)
+    solr.post(
+        "old_FileShare/update", json=[{"id": "o1", "title": "Old", "exactContent": "x"}], params={"commit": "true"}
+    )
+    mine = settings.replace(collection_main="old_FileShare", collection_vector="old_VectorMain")
+    with pytest.raises(SchemaProblem, match="old_FileShare was created by an older datafari-rag: its 'title'"):
+        bootstrap(solr, mine)
+    assert "old_VectorMain" not in admin.list_collections(solr)  # nothing created or uploaded
+    solr.post(
+        "old_FileShare/update", json=[{"id": "o2", "title": "Still", "exactContent": "y"}], params={"commit": "true"}
+    )
+    assert solr.get("old_FileShare/internal", {"q": "*:*"})["response"]["numFound"] == 2
 
 
 def test_bootstrap_replaces_a_changed_model(

@@ -96,7 +96,7 @@ def test_add_atomic_update_shrink_and_deletes_reach_vectormain(
     for i, chunk in enumerate(chunks):
         assert chunk["id"] == f"doc-a_{i}" and chunk["chunk_index"] == i
         assert chunk["chunk_count"] == len(chunks) and chunk["parent_version"] == version
-        assert chunk["title"] == "Keeper log" and chunk["source"] == "logs"
+        assert chunk["title"] == ["Keeper log"] and chunk["source"] == "logs"
         assert chunk["allow_token_document"] == ["alice"]
         assert chunk["has_vector"] is True and len(chunk["vector_384"]) == 384
         assert chunk["exactContent"] == chunk["embedded_content"] and len(chunk["exactContent"]) < 1000

@@ -1,0 +1,102 @@
+"""DatafariUI's search page in chromium: it starts (no licence dialog), searches, filters with a
+facet and pages, on the sidecar and the real Solr, as the user a single sign-on names. Screenshots
+go to ``var/e2e/screenshots/``."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Locator, Page, expect, sync_playwright
+
+from datafari_rag.app import create_app
+from datafari_rag.config import Settings
+from datafari_rag.indexing.indexer import Indexer
+from datafari_rag.indexing.outbox import Outbox
+from datafari_rag.paths import var_dir
+from datafari_rag.solr import SolrClient
+from datafari_rag.solr.bootstrap import bootstrap
+from datafari_rag.testing.servers import serve
+from datafari_rag.testing.ui_origin import ui_origin
+from tests.e2e.conftest import CHROMIUM
+
+SOURCES = ("Intranet", "Share")
+# 28 documents: 22 public, 6 for team-hr only (hana's team); sources alternate
+DOCS = [
+    {
+        "id": f"e2e-{i}",
+        "title": f"Pump maintenance report {i}",
+        "url": f"file://share/reports/pump-{i}.pdf",
+        "extension": "pdf" if i % 3 else "docx",
+        "repo_source": SOURCES[i % 2],
+        "author": ["alice" if i % 2 else "bob"],
+        "exactContent": f"Report {i}: the cooling pump was inspected, its seals replaced and its pressure logged.",
+        **({"allow_token_document": ["team-hr"]} if i >= 22 else {}),
+    }
+    for i in range(28)
+]
+SHOTS = var_dir() / "e2e" / "screenshots"
+
+
+@pytest.fixture(scope="module")
+def origin(
+    solr: SolrClient, settings: Settings, datafariui_build: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    folder = tmp_path_factory.mktemp("e2e")
+    (folder / "mapping.json").write_text(json.dumps({"users": {"hana": ["team-hr"]}}))
+    mine = settings.replace(
+        collection_main="e2e_FileShare",
+        collection_vector="e2e_VectorMain",
+        mapping_file=str(folder / "mapping.json"),
+        trusted_header="X-Remote-User",
+        trusted_proxies="127.0.0.1",
+    )
+    bootstrap(solr, mine)
+    indexer = Indexer.of(solr, mine, Outbox(folder / "o.sqlite"))
+    indexer.delete_query("*:*", commit=True)
+    assert all(r.status == "ok" for r in indexer.add(DOCS, commit=True))
+    with serve(create_app(mine)) as sidecar, serve(ui_origin(datafariui_build, sidecar, user="hana")) as url:
+        yield url
+
+
+@pytest.fixture
+def page() -> Iterator[Page]:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        yield page
+        browser.close()
+        assert errors == [], errors  # no uncaught exception in the UI
+
+
+def facet_checkbox(page: Page, value: str) -> Locator:
+    label = page.locator("span", has_text=re.compile(f"^{re.escape(value)}$")).first
+    return label.locator("xpath=..").locator("input[type=checkbox]")
+
+
+def test_search_facet_and_pages_in_datafariui(origin: str, page: Page) -> None:
+    page.goto(f"{origin}/datafariui/")
+    search = page.locator("input[aria-label=search]")
+    expect(search).to_be_visible(timeout=60_000)
+    expect(page.get_by_text(re.compile("licence", re.I))).to_have_count(0)
+    search.fill("pump")
+    search.press("Enter")
+    # hana reads all 28 (6 through her team's token)
+    expect(page.get_by_text("Results 1 - 10 of 28")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("Pump maintenance report", exact=False).first).to_be_visible()
+    page.screenshot(path=str(SHOTS / "1-search.png"), full_page=True)
+
+    intranet = sum(1 for d in DOCS if d["repo_source"] == "Intranet")
+    facet_checkbox(page, "Intranet").check()
+    expect(page.get_by_text(f"Results 1 - 10 of {intranet}")).to_be_visible(timeout=30_000)
+    page.screenshot(path=str(SHOTS / "2-facet-intranet.png"), full_page=True)
+
+    page.get_by_label("Next page").click()
+    expect(page.get_by_text(f"Results 11 - {min(20, intranet)} of {intranet}")).to_be_visible(timeout=30_000)
+    page.screenshot(path=str(SHOTS / "3-page-2.png"), full_page=True)
