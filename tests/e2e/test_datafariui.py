@@ -4,7 +4,6 @@ go to ``var/e2e/screenshots/``."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from datafari_rag.solr.bootstrap import bootstrap
 from datafari_rag.testing.servers import serve
 from datafari_rag.testing.ui_origin import ui_origin
 from tests.e2e.conftest import CHROMIUM
+from tests.integration.conftest import mapped_users
 
 SOURCES = ("Intranet", "Share")
 # 28 documents: 22 public, 6 for team-hr only (hana's team); sources alternate
@@ -44,22 +44,20 @@ SHOTS = var_dir() / "e2e" / "screenshots"
 @pytest.fixture(scope="module")
 def origin(
     solr: SolrClient, settings: Settings, datafariui_build: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
+) -> Iterator[dict[str, str]]:
+    """DatafariUI's origin as hana (named by the single sign-on) and as an anonymous visitor."""
     folder = tmp_path_factory.mktemp("e2e")
-    (folder / "mapping.json").write_text(json.dumps({"users": {"hana": ["team-hr"]}}))
-    mine = settings.replace(
-        collection_main="e2e_FileShare",
-        collection_vector="e2e_VectorMain",
-        mapping_file=str(folder / "mapping.json"),
-        trusted_header="X-Remote-User",
-        trusted_proxies="127.0.0.1",
-    )
+    mine = mapped_users(settings, folder, "e2e", {"hana": ["team-hr"]})
     bootstrap(solr, mine)
     indexer = Indexer.of(solr, mine, Outbox(folder / "o.sqlite"))
     indexer.delete_query("*:*", commit=True)
     assert all(r.status == "ok" for r in indexer.add(DOCS, commit=True))
-    with serve(create_app(mine)) as sidecar, serve(ui_origin(datafariui_build, sidecar, user="hana")) as url:
-        yield url
+    with (
+        serve(create_app(mine)) as sidecar,
+        serve(ui_origin(datafariui_build, sidecar, user="hana")) as hana,
+        serve(ui_origin(datafariui_build, sidecar)) as anonymous,
+    ):
+        yield {"hana": hana, "anonymous": anonymous}
 
 
 @pytest.fixture
@@ -80,16 +78,20 @@ def facet_checkbox(page: Page, value: str) -> Locator:
     return label.locator("xpath=..").locator("input[type=checkbox]")
 
 
-def test_search_facet_and_pages_in_datafariui(origin: str, page: Page) -> None:
+def search_for(page: Page, origin: str, text: str) -> None:
     page.goto(f"{origin}/datafariui/")
     search = page.locator("input[aria-label=search]")
     expect(search).to_be_visible(timeout=60_000)
-    expect(page.get_by_text(re.compile("licence", re.I))).to_have_count(0)
-    search.fill("pump")
+    expect(page.get_by_text(re.compile("licence", re.I))).to_have_count(0)  # no "Licence issue" dialog
+    search.fill(text)
     search.press("Enter")
+
+
+def test_search_facet_and_pages_in_datafariui(origin: dict[str, str], page: Page) -> None:
+    search_for(page, origin["hana"], "pump")
     # hana reads all 28 (6 through her team's token)
     expect(page.get_by_text("Results 1 - 10 of 28")).to_be_visible(timeout=30_000)
-    expect(page.get_by_text("Pump maintenance report", exact=False).first).to_be_visible()
+    expect(page.get_by_text("Pump maintenance report").filter(visible=True).first).to_be_visible()
     page.screenshot(path=str(SHOTS / "1-search.png"), full_page=True)
 
     intranet = sum(1 for d in DOCS if d["repo_source"] == "Intranet")
@@ -100,3 +102,16 @@ def test_search_facet_and_pages_in_datafariui(origin: str, page: Page) -> None:
     page.get_by_label("Next page").click()
     expect(page.get_by_text(f"Results 11 - {min(20, intranet)} of {intranet}")).to_be_visible(timeout=30_000)
     page.screenshot(path=str(SHOTS / "3-page-2.png"), full_page=True)
+
+
+def test_an_anonymous_visitor_sees_and_counts_public_documents_only(origin: dict[str, str], page: Page) -> None:
+    search_for(page, origin["anonymous"], "pump")
+    expect(page.get_by_text("Results 1 - 10 of 22")).to_be_visible(timeout=30_000)
+    public = [d for d in DOCS if "allow_token_document" not in d]
+    for source in SOURCES:  # the facet counts only what the visitor may read
+        count = sum(1 for d in public if d["repo_source"] == source)
+        expect(facet_checkbox(page, source).locator("xpath=../../..")).to_contain_text(str(count))
+    page.get_by_text("3", exact=True).click()  # the last page: two public reports, no team-hr one
+    expect(page.get_by_text("Results 21 - 22 of 22")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text(re.compile(r"Pump maintenance report 2[2-7]$"))).to_have_count(0)
+    page.screenshot(path=str(SHOTS / "4-anonymous-last-page.png"), full_page=True)

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -16,6 +15,7 @@ from datafari_rag.indexing.indexer import Indexer
 from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import bootstrap
+from tests.integration.conftest import mapped_users
 
 API = "/Datafari/rest/v2.0"
 # DatafariUI's default field list (src/Contexts/ui-config-context.js)
@@ -33,14 +33,7 @@ DOCS = [
 @pytest.fixture(scope="module")
 def ui(solr: SolrClient, settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Settings:
     folder = tmp_path_factory.mktemp("ui")
-    (folder / "mapping.json").write_text(json.dumps({"users": {"hana": ["team-hr"], "otto": []}}))
-    mine = settings.replace(
-        collection_main="ui_FileShare",
-        collection_vector="ui_VectorMain",
-        mapping_file=str(folder / "mapping.json"),
-        trusted_header="X-Remote-User",
-        trusted_proxies="127.0.0.1",
-    )
+    mine = mapped_users(settings, folder, "ui", {"hana": ["team-hr"], "otto": []})
     bootstrap(solr, mine)
     docs = [
         {
