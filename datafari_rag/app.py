@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Flask
 
 from .api import errors
+from .api.ai import bp as ai_bp
 from .api.auth import bp as auth_bp
 from .api.capacity import AnswerSlots
 from .api.datafari_v1 import bp as datafari_v1_bp
@@ -35,6 +36,7 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     app.register_blueprint(openapi_bp)
     prefix = settings.api_prefix.rstrip("/")
     app.register_blueprint(rag_bp, url_prefix=prefix)
+    app.register_blueprint(ai_bp, url_prefix=prefix)
     app.register_blueprint(search_bp, url_prefix=prefix)
     app.register_blueprint(stream_bp, url_prefix=prefix)
     # DatafariUI's start-up calls: Datafari's v1.0 API beside the v2.0 one

@@ -3,7 +3,8 @@
 One exception, :class:`DatafariError`, carries a label from :data:`LABELS`; one Flask handler
 (``api/errors.py``) turns it into Datafari's error JSON. The status policy:
 
-- errors of Datafari's RAG contract (``rag*`` and ``summarization*`` labels) answer **HTTP 200**
+- errors of Datafari's RAG contract (``rag*``, ``summarization*``, and 7.0's ``ai*`` and
+  ``agentic*`` labels) answer **HTTP 200**
   with the code in the JSON, as Datafari does; ``server.errors.httpStatus=true`` sends the code as
   the HTTP status too;
 - every other error (identity, the authority service, updates, routing) answers with its code as
@@ -41,6 +42,11 @@ LABELS: dict[str, Label] = {
         422, "Sorry, I am unable to generate a summary, since the file has no content.", True
     ),
     "summarizationTechnicalError": Label(500, f"Sorry, I met a technical issue. {_TRY_LATER}", True),
+    # Datafari 7.0's AI API (POST ai): the code travels as a string, as 7.0 sends it
+    "aiErrorNotEnabled": Label(422, "Sorry, it seems the feature is not enabled.", True),
+    "aiBadRequest": Label(400, f"Sorry, It appears there is an issue with the request. {_TRY_LATER}", True),
+    "aiTechnicalError": Label(500, f"Sorry, I met a technical issue. {_TRY_LATER}", True),
+    "agenticErrorNotEnabled": Label(422, "Sorry, it seems the feature is not enabled.", True),
     # identity and access rights
     "authenticationFailed": Label(401, "Sorry, you need to sign in to use this service."),
     "accessForbidden": Label(403, "Sorry, this request is not allowed."),

@@ -28,8 +28,9 @@ def test_datafari_rag_errors_answer_200_unless_asked_and_others_their_code() -> 
     assert rag.http_status(errors_as_http_status=True) == 428
     denied = DatafariError("authenticationFailed")
     assert denied.http_status(False) == denied.http_status(True) == 401
-    assert all(LABELS[label].datafari for label in LABELS if label.startswith(("rag", "summarization")))
-    assert not any(LABELS[label].datafari for label in LABELS if not label.startswith(("rag", "summarization")))
+    contract = ("rag", "summarization", "ai", "agentic")  # Datafari's RAG (6.2) and AI (7.0) labels
+    assert all(LABELS[label].datafari for label in LABELS if label.startswith(contract))
+    assert not any(LABELS[label].datafari for label in LABELS if not label.startswith(contract))
 
 
 def test_http_errors_keep_their_status() -> None:

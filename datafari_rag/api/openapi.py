@@ -13,6 +13,7 @@ from flask import Blueprint, Response, jsonify
 
 from ..errors import LABELS
 from ..rag.prompts import FORMAT_INSTRUCTIONS, LANGUAGES
+from ..retrieval.filters import FIELDS as FILTER_FIELDS
 from . import search_params
 from .context import get_services
 from .validation import MAX_HISTORY, MAX_ID_CHARS, ROLES
@@ -109,6 +110,61 @@ def _schemas(max_query: int) -> dict[str, Any]:
             "type": "object",
             "properties": {"id": {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}, "lang": lang},
             "required": ["id"],
+        },
+        "AiRequest": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 1, "maxLength": max_query},
+                "q": {"type": "string", "minLength": 1, "maxLength": max_query},
+                "action": {"enum": ["rag", "summarize", "search", "agentic"]},
+                "id": {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS},
+                "lang": lang,
+                "history": {
+                    "type": "array",
+                    "maxItems": MAX_HISTORY,
+                    "items": {
+                        "type": "object",
+                        "properties": {"role": {"enum": list(ROLES)}, "message": {"type": "string"}},
+                        "required": ["role", "message"],
+                    },
+                },
+                "filters": {
+                    "type": "object",
+                    "description": "field -> values; fields: " + ", ".join(FILTER_FIELDS),
+                    "additionalProperties": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                },
+                "agent": {"type": "string"},
+                "conversationId": {"type": "string"},
+                "memoryId": {"type": "string"},
+            },
+        },
+        "AiResponse": {
+            "type": "object",
+            "description": "Datafari 7.0's ApiResponse",
+            "properties": {
+                "status": {"enum": ["OK", "ERROR"]},
+                "content": {
+                    "type": "object",
+                    "properties": {
+                        "message": {"type": ["string", "null"]},
+                        "sources": {"type": "array", "items": document},
+                        "docs": {"type": "array", "items": document},
+                        "conversationId": {"type": "string"},
+                        "error": {
+                            "type": "object",
+                            "properties": {
+                                "code": {"type": "string"},
+                                "label": {"type": "string"},
+                                "message": {"type": "string"},
+                                "reason": {"type": ["string", "null"]},
+                            },
+                            "required": ["code", "label", "message"],
+                        },
+                    },
+                    "required": ["sources"],
+                },
+            },
+            "required": ["status", "content"],
         },
         "V1Ok": {
             "type": "object",
@@ -286,6 +342,16 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
                     "summary": "An answer from the index (with id: from that one document)",
                     "requestBody": rag_body,
                     "responses": {"200": answer, **_errors(*REFUSALS)},
+                }
+            },
+            f"{prefix}/ai": {
+                "post": {
+                    "summary": "Datafari 7.0's AI API: rag, summarize, search (agentic: not enabled)",
+                    "requestBody": {"required": True, "content": {JSON: {"schema": _ref("AiRequest")}}},
+                    "responses": {
+                        code: _json(_ref("AiResponse"), "7.0's ApiResponse") for code in ("200", "400", "500")
+                    }
+                    | _errors(401, 403, 413, 503),
                 }
             },
             f"{prefix}/ai/summarize": {

@@ -51,24 +51,24 @@ def parse_query(value: Any, max_length: int) -> str:
     return value
 
 
-def parse_history(value: Any) -> list[dict[str, str]]:
+def parse_history(value: Any, label: str = "ragBadRequest") -> list[dict[str, str]]:
+    """Chat history as chat messages: Datafari 6.2's ``{role, content}`` or 7.0's ``{role, message}``."""
     if value is None:
         return []
     if not isinstance(value, list) or len(value) > MAX_HISTORY:
-        raise DatafariError("ragBadRequest", f"'history' must be a list of at most {MAX_HISTORY} messages.")
+        raise DatafariError(label, f"'history' must be a list of at most {MAX_HISTORY} messages.")
     history = []
     for i, message in enumerate(value):
-        if (
-            not isinstance(message, dict)
-            or set(message) - {"role", "content"}
-            or message.get("role") not in ROLES
-            or not isinstance(message.get("content"), str)
-        ):
+        text = None
+        if isinstance(message, dict) and not set(message) - {"role", "content", "message"}:
+            texts = [message[k] for k in ("content", "message") if k in message]
+            text = texts[0] if len(texts) == 1 else None
+        if not isinstance(text, str) or message.get("role") not in ROLES:
             raise DatafariError(
-                "ragBadRequest",
-                f'\'history[{i}]\' must be {{"role": one of {", ".join(ROLES)}, "content": a string}}.',
+                label,
+                f'\'history[{i}]\' must be {{"role": one of {", ".join(ROLES)}, "content" (or "message"): a string}}.',
             )
-        history.append({"role": message["role"], "content": message["content"]})
+        history.append({"role": message["role"], "content": text})
     return history
 
 

@@ -20,6 +20,7 @@ from ..config import Settings
 from ..errors import DatafariError
 from ..llm import LlmError, LlmService, Usage
 from ..retrieval import RetrievalContext, Snippet, retrieve, retrieve_document
+from ..retrieval.filters import NO_FILTER, SourceFilter
 from ..security import UserAccess
 from ..solr import SolrError
 from ..solr.collection import Collection
@@ -38,6 +39,7 @@ class RagRequest:
     lang: str | None = None
     history: list[dict[str, str]] = field(default_factory=list)
     format: str | None = None
+    filters: SourceFilter = NO_FILTER  # Datafari 7.0: sources only among these documents
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,7 @@ class Pipeline:
         if not ctx.query:
             raise DatafariError("ragBadRequest", "The query is empty once cleaned.")
         usage = Usage()
-        retrieval = RetrievalContext(self.main, self.vectors, s, access)
+        retrieval = RetrievalContext(self.main, self.vectors, s, access, request.filters)
         try:
             if rewriting_enabled(s, request.history):
                 yield Event("phase", {"name": "rag:query rewriting"})

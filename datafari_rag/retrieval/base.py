@@ -10,6 +10,7 @@ from ..config import Settings
 from ..security import UserAccess
 from ..solr import SolrClient
 from ..solr.collection import Collection
+from .filters import NO_FILTER, SourceFilter
 
 # Characters with a meaning in Solr's query syntax; a BM25 search uses the words only.
 _SOLR_SYNTAX = re.compile(r'[+\-&|!(){}\[\]^"~*?:\\/]')
@@ -34,6 +35,7 @@ class RetrievalContext:
     vectors: Collection
     settings: Settings
     access: UserAccess
+    restrict: SourceFilter = NO_FILTER  # Datafari 7.0's ``filters``: sources only among these
 
     @classmethod
     def of(cls, solr: SolrClient, settings: Settings, access: UserAccess) -> RetrievalContext:

@@ -12,7 +12,7 @@ def bm25_documents(ctx: RetrievalContext, query: str, rows: int) -> list[Snippet
     if not words:
         return []
     params = {"q": words, "q.op": ctx.settings.rag_operator, "rows": rows, "fl": FIELDS, "defType": "edismax"}
-    found = ctx.main.search("select", params, ctx.access)
+    found = ctx.main.search("select", [*params.items(), *ctx.restrict.main_params()], ctx.access)
     return [s for s in (to_snippet(d, "exactContent") for d in found["response"]["docs"]) if s.content.strip()]
 
 

@@ -33,6 +33,7 @@ def retrieve_document(ctx: RetrievalContext, doc_id: str, query: str | None) -> 
         ("docid", doc_id),
         ("rows", 1),
         ("fl", "id,title,url,exactContent"),
+        *ctx.restrict.main_params(),
     ]
     docs = ctx.main.search("select", params, ctx.access)["response"]["docs"]
     if not docs:

@@ -28,13 +28,14 @@ def rrf(ctx: RetrievalContext, query: str) -> list[Snippet]:
     dense: list[dict[str, Any]] = []
     if query.strip():
         knn = [("queryrag", query), ("model", s.embeddings_model), ("vectorField", s.vector_field)]
-        knn += [("fl", FIELDS), ("topK", depth), ("rows", depth)]
+        knn += [("fl", FIELDS), ("topK", depth), ("rows", depth), *ctx.restrict.vector_params()]
         dense = ctx.vectors.search("vector", knn, ctx.access)["response"]["docs"]
     sparse: list[dict[str, Any]] = []
     words = words_only(query)
     if words:
         params = {"q": words, "q.op": s.rag_operator, "rows": depth, "fl": FIELDS, "defType": "edismax"}
-        sparse = ctx.vectors.search("select", params, ctx.access)["response"]["docs"]
+        found = ctx.vectors.search("select", [*params.items(), *ctx.restrict.vector_params()], ctx.access)
+        sparse = found["response"]["docs"]
     allowed = readable_parents(ctx.main, ctx.access, map(parent_of, sparse + dense))
     rankings = [
         [to_snippet(d, "embedded_content") for d in docs if parent_of(d) in allowed] for docs in (sparse, dense)

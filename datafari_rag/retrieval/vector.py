@@ -47,6 +47,7 @@ def vector_chunks(
         ("vectorField", s.vector_field),
         ("fl", FIELDS),
         *(extra or []),
+        *ctx.restrict.vector_params(),
     ]
     docs, _ = guarded_knn(ctx.vectors, ctx.main, ctx.access, params, top_k)
     return [to_snippet(d, "embedded_content") for d in docs]

@@ -108,7 +108,7 @@ def one_trial(rng: random.Random, clients: dict[str, Any], corpus: Corpus, fake:
     client = clients[mode]
     query = " ".join(rng.sample(WORDS, 3))
     doc_id = rng.choice(list(corpus.docs))
-    kinds = ["rag", "rag-id", "stream", "summarize", "select", "vector", "select-rag", "facets", "suggest"]
+    kinds = ["rag", "rag-id", "stream", "summarize", "select", "vector", "select-rag", "facets", "suggest", "ai"]
     kind = rng.choice(kinds)
     fake.reset()
     if kind == "rag":
@@ -136,6 +136,10 @@ def one_trial(rng: random.Random, clients: dict[str, Any], corpus: Corpus, fake:
             ],
             headers=headers,
         )
+    elif kind == "ai":  # Datafari 7.0's AI API, sources restricted to two documents
+        others = rng.sample(list(corpus.docs), 2)
+        body = {"q": query, "filters": {"id": others}, "action": rng.choice(["rag", "search"])}
+        response = client.post(f"{API}/ai", json=body, headers=headers)
     elif kind == "suggest":  # DatafariUI's autocomplete: titles of documents
         typed = f"note {rng.randrange(10)}"
         response = client.get(f"{API}/search/suggest", query_string={"q": typed, "rows": 10}, headers=headers)

@@ -1,0 +1,124 @@
+"""``POST ai``: Datafari 7.0's AI API — one endpoint, the work chosen by ``action``.
+
+The body is 7.0's ``AiRequest``: ``query`` (or ``q``), ``action`` (``rag`` by default,
+``summarize``, ``search``; ``agentic`` answers ``agenticErrorNotEnabled`` until tools exist),
+``id``, ``lang``, ``history`` (``{role, message}`` or 6.2's ``{role, content}``), ``filters``
+(sources only among these values of whitelisted fields, ``filters.id`` among those documents),
+``conversationId`` and ``memoryId`` (echoed; conversations are not kept yet). The answer is 7.0's
+``ApiResponse``: ``{"status", "content": {"message", "sources": [{id, title, url, content}],
+"docs"?, "conversationId"?, "error"?: {"code" (a string), "label", "message", "reason"}}}``;
+a request 7.0 would refuse is HTTP 400, a service error HTTP 200 with ``status: ERROR``, as 7.0
+answers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, jsonify
+
+from ..errors import LABELS, DatafariError
+from ..rag.pipeline import RagRequest
+from ..retrieval import RetrievalContext
+from ..retrieval.bm25 import bm25_documents
+from ..retrieval.filters import source_filter
+from ..solr import SolrError
+from .auth import current_access
+from .body import json_object
+from .capacity import answer_slot
+from .context import get_services
+from .errors import log_error
+from .rag import accept_language
+from .validation import parse_history, parse_id, parse_lang, parse_query
+
+bp = Blueprint("ai", __name__)
+
+ACTIONS = ("rag", "summarize", "search", "agentic")
+KNOWN = {"query", "q", "action", "id", "lang", "history", "filters", "agent", "conversationId", "memoryId"}
+PREVIEW = 200  # characters of a source's text, as 7.0's sources carry
+
+
+def _error(label: str, reason: str | None, code: int | None = None) -> dict[str, Any]:
+    entry = LABELS[label]
+    return {"code": str(code or entry.code), "label": label, "message": entry.message, "reason": reason}
+
+
+def _answer(content: dict[str, Any], status: int = 200) -> tuple[Response, int]:
+    failed = "error" in content
+    return jsonify({"status": "ERROR" if failed else "OK", "content": content}), status
+
+
+def _parsed(body: dict[str, Any]) -> tuple[str, RagRequest | None, dict[str, Any]]:
+    """The action, the request for the pipeline and what is echoed; raises DatafariError."""
+    unknown = sorted(set(body) - KNOWN)
+    if unknown:
+        raise DatafariError("aiBadRequest", f"Unknown field(s): {', '.join(unknown)}.")
+    action = body.get("action") or "rag"
+    if action not in ACTIONS:
+        raise DatafariError("aiBadRequest", f"'action' must be one of {', '.join(ACTIONS)}.")
+    if "query" in body and "q" in body:
+        raise DatafariError("aiBadRequest", "Give 'query' or 'q', not both.")
+    echo = {}
+    for name in ("conversationId", "memoryId"):
+        value = body.get(name)
+        if value is not None:
+            if not isinstance(value, str) or not value.strip() or len(value) > 200:
+                raise DatafariError("aiBadRequest", f"'{name}' must be a string of at most 200 characters.")
+            echo[name] = value
+    if body.get("agent") is not None and not isinstance(body.get("agent"), str):
+        raise DatafariError("aiBadRequest", "'agent' must be a string.")
+    try:
+        filters = source_filter(body.get("filters"))
+    except ValueError as exc:
+        raise DatafariError("aiBadRequest", str(exc)) from None
+    doc_id = parse_id(body.get("id"), "aiBadRequest")
+    lang = parse_lang(body.get("lang"), "aiBadRequest") or accept_language()
+    if action == "summarize":
+        if doc_id is None:
+            raise DatafariError("aiBadRequest", "'id' is required for summarize.")
+        return action, RagRequest(query="", doc_id=doc_id, lang=lang), echo
+    text = body.get("query", body.get("q"))
+    max_length = get_services().settings.query_max_length
+    try:
+        query = parse_query(text, max_length)
+    except DatafariError as exc:
+        raise DatafariError("aiBadRequest", f"'query' (or 'q') is required for {action}: {exc.reason}") from None
+    history = parse_history(body.get("history"), "aiBadRequest")
+    return action, RagRequest(query, doc_id, lang, history, None, filters), echo
+
+
+def _search(rag: RagRequest) -> dict[str, Any]:
+    """``action=search``: the best documents for the query, as the assistant's result list."""
+    services = get_services()
+    ctx = RetrievalContext(services.main, services.vectors, services.settings, current_access(), rag.filters)
+    found = bm25_documents(ctx, rag.query, services.settings.max_files)
+    docs = [{"id": d.id, "title": d.title, "url": d.url, "content": d.content[:PREVIEW]} for d in found]
+    return {"message": None, "docs": docs, "sources": []}
+
+
+@bp.post("/ai")
+def ai() -> tuple[Response, int]:
+    try:
+        action, rag, echo = _parsed(json_object("aiBadRequest"))
+    except DatafariError as exc:
+        return _answer({"message": None, "sources": [], "error": _error(exc.label, exc.reason, 400)}, 400)
+    services = get_services()
+    try:
+        if action == "agentic":
+            raise DatafariError("agenticErrorNotEnabled", "The agentic mode needs tools, which are not offered yet.")
+        if action == "search":
+            return _answer({**_search(rag), **echo})
+        with answer_slot("aiTechnicalError"):
+            if action == "summarize":
+                summary = services.pipeline.summarize(rag.doc_id or "", rag.lang, current_access())
+                return _answer({"message": summary, "sources": [], **echo})
+            answer = services.pipeline.answer(rag, current_access())
+        sources = [{**d, "content": d.get("content", "")[:PREVIEW]} for d in answer.documents]
+        return _answer({"message": answer.message, "sources": sources, **echo})
+    except DatafariError as exc:
+        log_error(exc)
+        return _answer({"message": None, "sources": [], **echo, "error": _error(exc.label, exc.reason, exc.code)})
+    except SolrError as exc:
+        error = DatafariError("aiTechnicalError", "The search failed.", detail=str(exc))
+        log_error(error, exc)
+        return _answer({"message": None, "sources": [], **echo, "error": _error(error.label, error.reason)}, 500)
