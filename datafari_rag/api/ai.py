@@ -29,12 +29,12 @@ from .capacity import answer_slot
 from .context import get_services
 from .errors import log_error
 from .rag import accept_language
-from .validation import parse_history, parse_id, parse_lang, parse_query
+from .validation import parse_format, parse_history, parse_id, parse_lang, parse_query
 
 bp = Blueprint("ai", __name__)
 
 ACTIONS = ("rag", "summarize", "search", "agentic")
-KNOWN = {"query", "q", "action", "id", "lang", "history", "filters", "agent", "conversationId", "memoryId"}
+KNOWN = {"query", "q", "action", "id", "lang", "history", "filters", "agent", "conversationId", "memoryId", "format"}
 PREVIEW = 200  # characters of a source's text, as 7.0's sources carry
 
 
@@ -48,7 +48,7 @@ def _answer(content: dict[str, Any], status: int = 200) -> tuple[Response, int]:
     return jsonify({"status": "ERROR" if failed else "OK", "content": content}), status
 
 
-def _parsed(body: dict[str, Any]) -> tuple[str, RagRequest | None, dict[str, Any]]:
+def parsed(body: dict[str, Any]) -> tuple[str, RagRequest, dict[str, Any]]:
     """The action, the request for the pipeline and what is echoed; raises DatafariError."""
     unknown = sorted(set(body) - KNOWN)
     if unknown:
@@ -84,7 +84,11 @@ def _parsed(body: dict[str, Any]) -> tuple[str, RagRequest | None, dict[str, Any
     except DatafariError as exc:
         raise DatafariError("aiBadRequest", f"'query' (or 'q') is required for {action}: {exc.reason}") from None
     history = parse_history(body.get("history"), "aiBadRequest")
-    return action, RagRequest(query, doc_id, lang, history, None, filters), echo
+    try:
+        answer_format = parse_format(body.get("format"))
+    except DatafariError as exc:
+        raise DatafariError("aiBadRequest", exc.reason) from None
+    return action, RagRequest(query, doc_id, lang, history, answer_format, filters), echo
 
 
 def _search(rag: RagRequest) -> dict[str, Any]:
@@ -99,7 +103,7 @@ def _search(rag: RagRequest) -> dict[str, Any]:
 @bp.post("/ai")
 def ai() -> tuple[Response, int]:
     try:
-        action, rag, echo = _parsed(json_object("aiBadRequest"))
+        action, rag, echo = parsed(json_object("aiBadRequest"))
     except DatafariError as exc:
         return _answer({"message": None, "sources": [], "error": _error(exc.label, exc.reason, 400)}, 400)
     services = get_services()

@@ -2,8 +2,10 @@
 
 Two conventions from one event stream (:meth:`Pipeline.events`):
 - Datafari 7.0 NDJSON (default): one ``{"type", "data", "ts"}`` object per line —
-  ``stream.started``, ``phase``, ``sources.final`` (always, before generation), ``message.delta``,
-  ``message.final``, ``error``, ``stream.completed``.
+  ``stream.started``, ``phase``, ``sources.add`` (one per source) then ``sources.final`` (always,
+  before generation), ``message.delta``, ``message.final``, ``error`` (its code a string, as 7.0
+  sends it), ``stream.completed``. A request refused before the answer starts is answered in
+  NDJSON too: ``stream.started``, ``error``, ``stream.completed {ERROR}``.
 - Server-Sent Events when the client sends ``Accept: text/event-stream`` (chat-core style):
   ``step`` (phases and sources), ``token``, ``done`` (final_response, usage, references), ``error``.
 
@@ -23,13 +25,12 @@ from flask import Blueprint, Response, request, stream_with_context
 
 from ..errors import DatafariError
 from ..rag.pipeline import Event, RagRequest
+from .ai import parsed
 from .auth import current_access
 from .body import json_object
 from .capacity import Hold, slots
 from .context import get_services
 from .errors import log_error
-from .rag import accept_language
-from .validation import rag_request
 
 bp = Blueprint("stream", __name__)
 
@@ -77,8 +78,25 @@ def rag_events(rag: RagRequest, hold: Hold | None = None) -> Iterator[Event]:
 
 
 def ndjson(events: Iterator[Event]) -> Iterator[str]:
+    """Datafari 7.0's lines: each source announced as it is known, error codes as strings."""
     for event in events:
-        yield json.dumps({"type": event.type, "data": event.data, "ts": _now_ms()}, ensure_ascii=False) + "\n"
+        if event.type == "sources.final":
+            for item in event.data["items"]:
+                yield _line(Event("sources.add", item))
+        elif event.type == "error":
+            event = Event("error", {**event.data, "code": str(event.data["code"])})
+        yield _line(event)
+
+
+def _line(event: Event) -> str:
+    return json.dumps({"type": event.type, "data": event.data, "ts": _now_ms()}, ensure_ascii=False) + "\n"
+
+
+def refused(error: DatafariError) -> Iterator[Event]:
+    """A request refused before its answer starts, as the events 7.0 sends for it."""
+    yield Event("stream.started", {"id": uuid.uuid4().hex, "query": None})
+    yield Event("error", {"code": error.code, "label": error.label, "message": error.message, "reason": error.reason})
+    yield Event("stream.completed", {"status": "ERROR"})
 
 
 def sse(events: Iterator[Event]) -> Iterator[str]:
@@ -108,12 +126,21 @@ def sse(events: Iterator[Event]) -> Iterator[str]:
 
 @bp.post("/ai/stream")
 def ai_stream() -> Response:
-    settings = get_services().settings
-    rag = rag_request(json_object("ragBadRequest"), settings.query_max_length, accept_language())
-    hold = Hold(slots())  # refused here, as JSON, when every answer slot is held
+    """6.2's body (``query``, ``history`` of ``{role, content}``…) or 7.0's (``q``, ``{role,
+    message}``, ``filters``; ``action`` rag, the one that streams)."""
     wants_sse = request.accept_mimetypes.best == "text/event-stream"
-    body = sse(rag_events(rag, hold)) if wants_sse else ndjson(rag_events(rag, hold))
     mimetype = "text/event-stream" if wants_sse else "application/x-ndjson"
+    try:
+        action, rag, _ = parsed(json_object("aiBadRequest"))
+        if action != "rag":
+            raise DatafariError("aiBadRequest", f"Only action rag streams; send {action} to POST ai.")
+    except DatafariError as exc:
+        if wants_sse:  # chat-core clients get Datafari's error JSON, as before
+            raise DatafariError("ragBadRequest", exc.reason) from None
+        log_error(exc)
+        return Response(ndjson(refused(exc)), mimetype=mimetype)
+    hold = Hold(slots())  # refused here, as JSON, when every answer slot is held
+    body = sse(rag_events(rag, hold)) if wants_sse else ndjson(rag_events(rag, hold))
     response = Response(stream_with_context(body), mimetype=mimetype)
     response.call_on_close(hold.release)  # a stream never read gives its slot back too
     response.headers["Cache-Control"] = "no-cache"

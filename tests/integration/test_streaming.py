@@ -117,7 +117,7 @@ def test_error_before_streaming_still_sends_sources(client_for: Callable[..., Fl
     assert types == ["stream.started", "phase", "sources.final", "error", "stream.completed"]
     assert events[2]["data"] == {"items": []}
     error = events[3]["data"]
-    assert error["label"] == "ragFileNotFound" and error["code"] == 428 and error["message"]
+    assert error["label"] == "ragFileNotFound" and error["code"] == "428" and error["message"]  # a string, as 7.0
     assert events[-1]["data"] == {"status": "ERROR"}
 
 
@@ -131,9 +131,26 @@ def test_error_mid_stream_keeps_the_partial_answer(client_for: Callable[..., Fla
     assert events[-1] == {**events[-1], "type": "stream.completed", "data": {"status": "ERROR"}}
 
 
-def test_bad_stream_request_gets_datafari_error(client_for: Callable[..., FlaskClient]) -> None:
-    body = client_for().post(f"{API}/ai/stream", json={"query": ""}).get_json()
-    assert body["status"] == "ERROR" and body["content"]["error"]["label"] == "ragBadRequest"
+@pytest.mark.parametrize("body", [{"query": ""}, {"q": "x", "action": "summarize", "id": "a"}, {"query": "x", "z": 1}])
+def test_a_bad_stream_request_is_answered_in_ndjson(client_for: Callable[..., FlaskClient], body: Any) -> None:
+    events = ndjson(client_for(), **body)
+    assert [e["type"] for e in events] == ["stream.started", "error", "stream.completed"]
+    error = events[1]["data"]
+    assert error["label"] == "aiBadRequest" and error["code"] == "400" and error["reason"] and error["message"]
+    assert events[2]["data"] == {"status": "ERROR"}
+    # chat-core SSE clients keep Datafari's error JSON
+    refused = client_for().post(f"{API}/ai/stream", json=body, headers={"Accept": "text/event-stream"})
+    assert refused.get_json()["content"]["error"]["label"] == "ragBadRequest"
+
+
+def test_7_0_body_sources_added_one_by_one_then_final(client_for: Callable[..., FlaskClient]) -> None:
+    history = [{"role": "user", "message": "Hello"}]
+    events = ndjson(client_for(), q="paid leave", history=history, filters={"extension": ["txt"]})
+    types = [e["type"] for e in events]
+    added = [e["data"] for e in events if e["type"] == "sources.add"]
+    final = next(e["data"]["items"] for e in events if e["type"] == "sources.final")
+    assert added == final and added and types.index("sources.final") == types.index("sources.add") + len(added)
+    assert types[-1] == "stream.completed" and events[-1]["data"] == {"status": "OK"}
 
 
 def test_a_client_that_leaves_cancels_the_llm_request(app_settings: Settings, fake_llm: FakeLlm) -> None:
