@@ -207,6 +207,17 @@ class Settings:
         RAG, "chunking.chunk.size", 3000, "Query-time chunks of at most this many characters.", minimum=100
     )
     rag_operator: str = _key(RAG, "rag.operator", "OR", "q.op of BM25 retrieval.", choices=("OR", "AND"))
+    rag_solr_field: str = _key(
+        RAG,
+        "rag.solrField",
+        "exactContent",
+        "BM25 retrieval: a document's text for the LLM: exactContent (all of it), preview_content, or "
+        "highlighting (the passage that best matches the query, rag.hl.fragsize characters).",
+        choices=("exactContent", "preview_content", "highlighting"),
+    )
+    rag_hl_fragsize: int = _key(
+        RAG, "rag.hl.fragsize", 500, "With rag.solrField=highlighting: the passage's size in characters.", minimum=1
+    )
     rrf_top_k: int = _key(RAG, "rrf.topK", 50, "Hybrid: depth of each ranked list.", minimum=1)
     rrf_rank_constant: int = _key(RAG, "rrf.rank.constant", 60, "Hybrid: the k of reciprocal rank fusion.", minimum=1)
     chunking_strategy: str = _key(

@@ -1,21 +1,55 @@
-"""BM25 retrieval: FileShare ``/select`` with ``q.op`` = ``rag.operator``, whole documents."""
+"""BM25 retrieval: FileShare ``/select`` with ``q.op`` = ``rag.operator``; a document's text is
+``rag.solrField``'s (Datafari 6.1): the whole ``exactContent``, its ``preview_content``, or the
+passage Solr's highlighter finds best for the query (``rag.hl.fragsize`` characters, no tags)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 from .base import RetrievalContext, Snippet, to_snippet, words_only
 
-FIELDS = "id,title,url,exactContent,score"
+FIELDS = "id,title,url,score"
 
 
-def bm25_documents(ctx: RetrievalContext, query: str, rows: int) -> list[Snippet]:
+def _highlighting(fragsize: int) -> list[tuple[str, Any]]:
+    """One passage of the stored text per document, matched on the words as typed, untagged."""
+    return [
+        ("hl", "true"),
+        ("hl.method", "unified"),
+        ("hl.fl", "exactContent"),
+        ("hl.fragsize", fragsize),
+        ("hl.snippets", 1),
+        ("hl.tag.pre", ""),
+        ("hl.tag.post", ""),
+        ("hl.q", "{!edismax qf=exactContent v=$q}"),
+        ("hl.qparser", "lucene"),
+    ]
+
+
+def bm25_documents(ctx: RetrievalContext, query: str, rows: int, field: str = "exactContent") -> list[Snippet]:
     words = words_only(query)
     if not words:
         return []
-    params = {"q": words, "q.op": ctx.settings.rag_operator, "rows": rows, "fl": FIELDS, "defType": "edismax"}
-    found = ctx.main.search("select", [*params.items(), *ctx.restrict.main_params()], ctx.access)
-    return [s for s in (to_snippet(d, "exactContent") for d in found["response"]["docs"]) if s.content.strip()]
+    params: list[tuple[str, Any]] = [("q", words), ("q.op", ctx.settings.rag_operator), ("rows", rows)]
+    params += [("defType", "edismax"), *ctx.restrict.main_params()]
+    if field == "highlighting":
+        params += [("fl", FIELDS), *_highlighting(ctx.settings.rag_hl_fragsize)]
+    else:
+        params.append(("fl", f"{FIELDS},{field}"))
+    found = ctx.main.search("select", params, ctx.access)
+    docs = found["response"]["docs"]
+    if field == "highlighting":
+        passages = found.get("highlighting", {})
+        snippets = [
+            replace(to_snippet(d, "id"), content="".join(passages.get(d["id"], {}).get("exactContent", [])))
+            for d in docs
+        ]
+    else:
+        snippets = [to_snippet(d, field) for d in docs]
+    return [s for s in snippets if s.content.strip()]
 
 
 def bm25(ctx: RetrievalContext, query: str) -> list[Snippet]:
-    """The ``chunking.maxFiles`` best documents (their full text, chunked later)."""
-    return bm25_documents(ctx, query, ctx.settings.max_files)
+    """The ``chunking.maxFiles`` best documents (their ``rag.solrField`` text, chunked later)."""
+    return bm25_documents(ctx, query, ctx.settings.max_files, ctx.settings.rag_solr_field)

@@ -352,3 +352,25 @@ def test_any_iso_639_1_language_and_the_default_format(
     assert (
         refused["content"]["error"]["label"] == "ragBadRequest" and "ISO 639-1" in refused["content"]["error"]["reason"]
     )
+
+
+@pytest.mark.parametrize(
+    ("field", "seen", "unseen"),
+    [
+        ("exactContent", ["Section 0.", "Section 11."], []),
+        ("preview_content", ["Section 0."], ["Section 11."]),  # Solr's first 1000 characters
+        ("highlighting", ["valve"], ["Section 11.", "Section 5."]),  # one passage of 120 characters
+    ],
+)
+def test_rag_solr_field_chooses_what_the_llm_reads(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm, field: str, seen: list[str], unseen: list[str]
+) -> None:
+    """Datafari 6.1's rag.solrField: the whole text, Solr's preview, or the highlighter's passage
+    (rag.hl.fragsize characters) of each document BM25 finds."""
+    client = client_for(rag_solr_field=field, rag_hl_fragsize=120, max_files=1)
+    out = rag(client, query="maintenance procedure valve gauge")
+    assert out["status"] == "OK" and [d["id"] for d in out["content"]["documents"]] == [BIG_ID], out
+    prompts = "\n".join(fake_llm.prompts())
+    assert all(text in prompts for text in seen) and not any(text in prompts for text in unseen), prompts[:500]
+    if field == "highlighting":  # the highlighter ends its passage at a sentence boundary near 120
+        assert len(out["content"]["documents"][0]["content"]) < 2 * 120
