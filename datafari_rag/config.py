@@ -171,6 +171,12 @@ class Settings:
         RAG, "ai.enable.rag", True, "RAG answers (ai/rag, ai/stream, search/select?action=rag) on or off."
     )
     enable_summarization: bool = _key(RAG, "ai.enable.summarization", True, "ai/summarize on or off.")
+    rag_enable_logs: bool = _key(
+        RAG,
+        "rag.enable.logs",
+        False,
+        "Log each RAG question at INFO, as Datafari 6.1 did; off: questions are not logged.",
+    )
     llm_endpoint: str = _key(
         RAG,
         "ai.api.endpoint",

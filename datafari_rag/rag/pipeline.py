@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 from collections.abc import Callable, Generator, Iterator
@@ -30,6 +31,8 @@ from .packing import Item, PromptTooLarge
 from .prompts import PromptContext, snippet_text
 from .rewriting import rewriting_enabled, search_query
 from .strategies import FinalCall, mapreduce, refine, user
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,8 @@ class Pipeline:
         s = self.settings
         if not s.enable_rag:
             raise DatafariError("ragErrorNotEnabled")
+        if s.rag_enable_logs:  # opt-in: a question may hold what its user would not have logged
+            log.info("RAG request processed: %r", request.query)
         ctx = self.prompt_context(request)
         if not ctx.query:
             raise DatafariError("ragBadRequest", "The query is empty once cleaned.")

@@ -374,3 +374,14 @@ def test_rag_solr_field_chooses_what_the_llm_reads(
     assert all(text in prompts for text in seen) and not any(text in prompts for text in unseen), prompts[:500]
     if field == "highlighting":  # the highlighter ends its passage at a sentence boundary near 120
         assert len(out["content"]["documents"][0]["content"]) < 2 * 120
+
+
+def test_questions_are_logged_only_with_rag_enable_logs(
+    client_for: Callable[..., FlaskClient], caplog: pytest.LogCaptureFixture
+) -> None:
+    question = "How many days of paid annual leave?"
+    with caplog.at_level("INFO", logger="datafari_rag.rag.pipeline"):
+        rag(client_for(), query=question)
+        assert not any(question in r.getMessage() for r in caplog.records)
+        rag(client_for(rag_enable_logs=True), query=question)
+    assert [r.levelname for r in caplog.records if question in r.getMessage()] == ["INFO"]
