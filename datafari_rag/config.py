@@ -192,6 +192,15 @@ class Settings:
         choices=("openai", "datafari"),
     )
     llm_model: str = _key(RAG, "llm.model", "datafari-rag-extractive", "Model name sent to the LLM.")
+    rag_template: str = _key(
+        RAG,
+        "rag.template",
+        "openai",
+        "The LLM's protocol: openai (chat completions under ai.api.endpoint), or datafari (Datafari 6.1's "
+        'External LLM service at ai.api.endpoint: {"input": {context, question, max_tokens, temperature}} '
+        '-> {"output"}).',
+        choices=("openai", "datafari"),
+    )
     llm_temperature: float = _key(RAG, "llm.temperature", 0.0, "Sampling temperature.")
     llm_max_tokens: int = _key(RAG, "llm.maxTokens", 200, "Longest answer, in tokens.")
     retrieval_method: str = _key(

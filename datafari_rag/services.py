@@ -9,6 +9,7 @@ from .config import Settings
 from .indexing.indexer import Indexer
 from .indexing.outbox import Outbox
 from .llm import LlmService, OpenAiLlmService
+from .llm.datafari_service import DatafariLlmService
 from .rag.pipeline import Pipeline
 from .solr import SolrClient
 from .solr.breaker import CircuitBreaker
@@ -38,7 +39,8 @@ def build_services(settings: Settings, llm: LlmService | None = None, outbox: Ou
     solr = solr_client(settings)
     main = Collection(solr, settings.collection_main)
     vectors = Collection(solr, settings.collection_vector)
-    llm = llm or OpenAiLlmService(settings)
+    if llm is None:
+        llm = DatafariLlmService(settings) if settings.rag_template == "datafari" else OpenAiLlmService(settings)
     return Services(
         settings=settings,
         solr=solr,

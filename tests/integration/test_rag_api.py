@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from flask import Flask, request
 from flask.testing import FlaskClient
 
 from datafari_rag.app import create_app
@@ -17,7 +18,7 @@ from datafari_rag.indexing.sample import index_sample
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import BootstrapReport
 from datafari_rag.testing.fake_llm import FakeLlm
-from datafari_rag.testing.servers import free_port
+from datafari_rag.testing.servers import free_port, serve
 
 API = "/Datafari/rest/v2.0"
 BIG_ID = "file://share/manual/big.txt"
@@ -385,3 +386,29 @@ def test_questions_are_logged_only_with_rag_enable_logs(
         assert not any(question in r.getMessage() for r in caplog.records)
         rag(client_for(rag_enable_logs=True), query=question)
     assert [r.levelname for r in caplog.records if question in r.getMessage()] == ["INFO"]
+
+
+def test_rag_template_datafari_calls_the_external_llm_service(settings: Settings, corpus: None) -> None:
+    """Datafari 6.1's External LLM service: {"input": {context, question, max_tokens, temperature}}
+    -> {"output"}; its answer is the answer, its failure a technical error."""
+    received: list[dict[str, Any]] = []
+    service = Flask("external-llm")
+
+    @service.post("/predict")
+    def predict() -> Any:
+        received.append(request.get_json())
+        if "fail" in request.get_json()["input"]["question"]:
+            return {"detail": "boom"}, 500
+        return {"output": "Twenty-five days, says the external service."}
+
+    with serve(service) as url:
+        mine = settings.replace(rag_template="datafari", llm_endpoint=f"{url}/predict", llm_max_retries=0)
+        client = create_app(mine).test_client()
+        out = rag(client, query="How many days of paid annual leave?")
+        assert out["content"]["message"] == "Twenty-five days, says the external service."
+        sent = received[-1]["input"]
+        assert sent["question"] == "How many days of paid annual leave?"
+        assert "25 days of paid annual leave" in sent["context"]  # the documents
+        assert sent["max_tokens"] == mine.llm_max_tokens and sent["temperature"] == mine.llm_temperature
+        failed = rag(client, query="paid annual leave, or fail")
+        assert failed["content"]["error"]["label"] == "ragTechnicalError" and "boom" not in str(failed)
