@@ -33,6 +33,7 @@ from .rewriting import rewriting_enabled, search_query
 from .strategies import FinalCall, mapreduce, refine, user
 
 log = logging.getLogger(__name__)
+CONVERSATION = "This conversation"  # the title the conversation has when it is the only context
 
 
 @dataclass(frozen=True)
@@ -100,9 +101,13 @@ class Pipeline:
                 found = retrieve(retrieval, query)
             snippets = [x for x in chunk_snippets(_cleaned(found), s.chunk_size) if x.content]
             yield Event("sources.final", {"items": sources(snippets)})
-            if not snippets:
-                raise DatafariError("ragNoFileFound", "The search returned no usable content.")
             items = [Item(x.content, _shower(x.title)) for x in snippets]
+            if not items and ctx.history and request.doc_id is None:
+                # chat memory: nothing found, the conversation itself may hold the answer
+                conversation = "\n".join(f"{m['role']}: {m['content']}" for m in ctx.history)
+                items = [Item(conversation, _shower(CONVERSATION))]
+            if not items:
+                raise DatafariError("ragNoFileFound", "The search returned no usable content.")
             if s.chunking_strategy == "mapreduce":
                 plan = partial(mapreduce, self.llm, usage, concurrency=s.llm_max_concurrent)
             else:

@@ -13,7 +13,7 @@ from datafari_rag.indexing.indexer import Indexer
 from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.indexing.sample import index_sample
 from datafari_rag.solr import SolrClient
-from datafari_rag.solr.bootstrap import BootstrapReport
+from datafari_rag.solr.bootstrap import BootstrapReport, bootstrap
 
 API = "/Datafari/rest/v2.0"
 
@@ -52,3 +52,27 @@ def test_abstains_when_the_documents_do_not_answer(local: Any) -> None:
 def test_summarize_a_sample_document(local: Any) -> None:
     body = local().post(f"{API}/ai/summarize", json={"id": "file://share/it/vpn.txt"}).get_json()
     assert body["status"] == "OK" and "VPN" in body["content"]["message"]
+
+
+@pytest.mark.parametrize("method", ["bm25", "vector"])
+def test_chat_memory_answers_from_the_conversation_when_nothing_is_found(
+    settings: Settings, solr: SolrClient, agent_url: str, method: str
+) -> None:
+    """Datafari's documentation's own example: the user named their dog earlier in the
+    conversation; the index knows nothing of it; with chat memory the answer is "Jumpy", from
+    the conversation alone, with no document."""
+    empty = settings.replace(collection_main="jumpy_FileShare", collection_vector="jumpy_VectorMain")
+    bootstrap(solr, empty)
+    history = [
+        {"role": "user", "content": "I have a dog. My dog's name is Jumpy."},
+        {"role": "assistant", "content": "Jumpy is a lovely name for a dog."},
+    ]
+    question = {"query": "What is my dog's name?", "history": history}
+    app = create_app(empty.replace(llm_endpoint=agent_url, retrieval_method=method, chat_memory_enabled=True))
+    body = app.test_client().post(f"{API}/ai/rag", json=question).get_json()
+    assert body["status"] == "OK", body
+    assert "Jumpy" in body["content"]["message"] and body["content"]["documents"] == []
+    # without chat memory there is nothing to answer from
+    app = create_app(empty.replace(llm_endpoint=agent_url, retrieval_method=method))
+    body = app.test_client().post(f"{API}/ai/rag", json=question).get_json()
+    assert body["content"]["error"]["label"] == "ragNoFileFound"
