@@ -250,13 +250,16 @@ class Settings:
     )
     chat_history_size: int = _key(RAG, "chat.memory.history.size", 6, "How many messages of history.")
     rewriting_bm25: bool = _key(
-        RAG, "chat.query.rewriting.enabled.bm25", False, "BM25: the search query is rewritten from the history."
+        RAG,
+        "chat.query.rewriting.enabled.bm25",
+        False,
+        "BM25: the LLM rewrites the search query (keywords in English), from the history if there is one.",
     )
     rewriting_vector: bool = _key(
         RAG,
         "chat.query.rewriting.enabled.vector",
         False,
-        "vector and rrf: the search query is rewritten from the history.",
+        "vector and rrf: the LLM rewrites the search query as a standalone question, from the history if any.",
     )
     solr_top_k: int = _key(RAG, "solr.topK", 10, "Vector and hybrid retrieval: how many chunks.", minimum=1)
     query_max_length: int = _key(

@@ -89,7 +89,7 @@ class Pipeline:
         usage = Usage()
         retrieval = RetrievalContext(self.main, self.vectors, s, access, request.filters)
         try:
-            if rewriting_enabled(s, request.history):
+            if rewriting_enabled(s):
                 yield Event("phase", {"name": "rag:query rewriting"})
             query = search_query(self.llm, s, request.query, request.history, usage)
             yield Event("phase", {"name": "rag:retrieval"})

@@ -412,3 +412,18 @@ def test_rag_template_datafari_calls_the_external_llm_service(settings: Settings
         assert sent["max_tokens"] == mine.llm_max_tokens and sent["temperature"] == mine.llm_temperature
         failed = rag(client, query="paid annual leave, or fail")
         assert failed["content"]["error"]["label"] == "ragTechnicalError" and "boom" not in str(failed)
+
+
+def test_rewriting_runs_without_history_with_datafaris_rules(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm
+) -> None:
+    """Datafari 6.2 rewrites the search query even with no conversation: a French question
+    becomes English keywords, and the answer still uses the question as asked."""
+    fake_llm.reset(lambda p: "paid annual leave days" if p.startswith("Task: rewrite") else "ok")
+    out = rag(client_for(rewriting_bm25=True), query="Combien de jours de congés payés ?")
+    rewrite, answer = fake_llm.prompts()
+    for rule in ("in English", "no file name", "inside [] or << >>", "the + sign", "reply with just 0"):
+        assert rule in rewrite, rule
+    assert "Earlier in this conversation" not in rewrite  # there was none
+    assert "file://share/hr/holidays.txt" in [d["url"] for d in out["content"]["documents"]]
+    assert "Question: Combien de jours de congés payés ?" in answer
