@@ -27,6 +27,7 @@ from ..solr.collection import Collection
 from .children import child_documents, language_fields
 from .chunker import chunk_text
 from .embedder import ChunkEmbedder, EmbeddingError
+from .language import with_language
 from .outbox import Outbox
 
 log = logging.getLogger(__name__)
@@ -182,6 +183,7 @@ class Indexer:
                 raw_id = doc.get("id") if isinstance(doc, dict) else None
                 results.append(DocResult(raw_id if isinstance(raw_id, str) else None, "error", error=str(exc)))
         by_id = {r.id: r for r in results if r.status == "ok"}
+        valid = [with_language(doc, _text(doc)) for doc in valid]  # detected when the writer sent none
         valid = [{**language_fields(doc, _text(doc)), **doc} for doc in valid]
         if self.in_solr:
             for result in by_id.values():

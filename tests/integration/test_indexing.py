@@ -451,3 +451,23 @@ def _tiny_pdf(text: str) -> bytes:
         out.write(f"{offset:010d} 00000 n \n".encode())
     out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode())
     return out.getvalue()
+
+
+def test_a_document_sent_without_language_gets_one_and_french_analysis(
+    update: Callable[..., dict[str, Any]], solr: SolrClient, small_chunks: Settings
+) -> None:
+    """Detected at indexing when absent: French text is analysed with the French chain (elision:
+    "l'entreprise" is found by "entreprise"); a language that was sent is kept."""
+    french = "Les salariés de l'entreprise ont droit à vingt-cinq jours de congés payés chaque année."
+    docs = [
+        {"id": "idx-lang-fr", "title": "Congés", "exactContent": french},
+        {"id": "idx-lang-en", "title": "Leave", "exactContent": " ".join(SENTENCES[:3])},
+        {"id": "idx-lang-kept", "title": "Kept", "language": "de", "exactContent": french},
+    ]
+    assert update(docs, commit="true")["added"] == 3
+    languages = {d: parent_of(solr, small_chunks, d)[0].get("language") for d in ("idx-lang-fr", "idx-lang-en")}
+    assert languages == {"idx-lang-fr": "fr", "idx-lang-en": "en"}
+    assert parent_of(solr, small_chunks, "idx-lang-kept")[0]["language"] == "de"
+    query = {"q": "entreprise", "defType": "edismax", "qf": "content_en content_fr", "fl": "id", "rows": 10}
+    found = {d["id"] for d in solr.get(f"{small_chunks.collection_main}/internal", query)["response"]["docs"]}
+    assert "idx-lang-fr" in found and "idx-lang-kept" not in found  # German text is not analysed as French

@@ -1,0 +1,25 @@
+"""Language detection for documents sent without one (py3langid's packaged model)."""
+
+from __future__ import annotations
+
+import pytest
+
+from datafari_rag.indexing.language import detect, with_language
+
+FRENCH = "Chaque salarié a droit à vingt-cinq jours de congés payés par an, à poser avant la fin mars."
+ENGLISH = "Every employee is entitled to twenty-five days of paid annual leave per calendar year."
+
+
+def test_french_and_english_are_told_apart() -> None:
+    assert detect(FRENCH) == "fr" and detect(ENGLISH) == "en"
+
+
+@pytest.mark.parametrize("text", ["12345", "ok", "Le VPN", "  \n ", "https://x.y/z 42"])
+def test_too_little_text_gets_no_language(text: str) -> None:
+    assert detect(text) is None
+
+
+def test_a_language_sent_with_the_document_is_kept() -> None:
+    assert with_language({"id": "a", "language": "de"}, FRENCH)["language"] == "de"
+    assert with_language({"id": "a"}, FRENCH)["language"] == "fr"
+    assert "language" not in with_language({"id": "a"}, "12345")
