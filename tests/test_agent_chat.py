@@ -9,7 +9,7 @@ import requests
 from openai import OpenAI
 
 from datafari_rag.agent.extractive import NOT_FOUND, parse_prompt
-from datafari_rag.rag.prompts import PromptContext, partial_answer_text, snippet_text
+from datafari_rag.rag.prompts import ABSTENTIONS, PromptContext, partial_answer_text, snippet_text
 
 DOCS = "\n\n".join(
     [
@@ -40,6 +40,16 @@ def test_answers_with_the_relevant_sentence_and_its_title(agent_url: str) -> Non
 def test_says_so_when_nothing_is_relevant(agent_url: str) -> None:
     prompt = PromptContext("Which team won the 1998 football world cup?").prompt("refine_initial", snippets=DOCS)
     assert ask(agent_url, prompt) == NOT_FOUND
+
+
+def test_the_abstention_sentence_follows_the_answer_language(agent_url: str) -> None:
+    """The prompt asks for its sentence in the answer's language; the local agent answers with it."""
+    question = "Quelle équipe a gagné la coupe du monde de football de 1998 ?"
+    prompt = PromptContext(question, lang="fr").prompt("refine_initial", snippets=DOCS)
+    assert f"reply exactly: {ABSTENTIONS['fr']}" in prompt
+    assert ask(agent_url, prompt) == ABSTENTIONS["fr"] == "Je n'ai pas trouvé la réponse dans les documents."
+    partials = partial_answer_text(ABSTENTIONS["fr"])  # a French "nothing" is no candidate sentence
+    assert ask(agent_url, PromptContext(question, lang="fr").prompt("merge", snippets=partials)) == ABSTENTIONS["fr"]
 
 
 def test_refining_keeps_the_earlier_answer_when_new_documents_do_not_help(agent_url: str) -> None:

@@ -42,6 +42,7 @@ def test_citations_are_not_part_of_the_answer() -> None:
     ("status", "label", "message", "expected"),
     [
         ("OK", None, NOT_FOUND, True),
+        ("OK", None, "Je n'ai pas trouvé la réponse dans les documents.", True),  # lang=fr
         ("OK", None, "The documents do not contain any information about the treaty.", True),
         ("OK", None, "The army could not locate the enemy camp. [War]", False),
         ("ERROR", "ragNoFileFound", "Sorry, I couldn't find any relevant document to answer your request.", True),

@@ -3,7 +3,9 @@
 It reads the prompts the pipeline writes (``prompts/``): the task line, the question, the
 ``<document title=…>`` blocks and ``<answer>`` blocks. It answers with the sentences of the
 documents most similar to the question (by embedding), each followed by its source title,
-and says "I could not find the answer in the documents." when no sentence is similar enough.
+and answers with the prompt's own abstention sentence (``reply exactly: …``, in the answer's
+language; "I could not find the answer in the documents." by default) when no sentence is
+similar enough.
 The threshold was calibrated on SQuAD 2.0 (bench/calibrate_extractive.py). Rewriting prompts
 get "0" (keep the query); summarising prompts get the document's most central sentences.
 """
@@ -28,6 +30,7 @@ _QUESTION = re.compile(r"^Question: (.*)$", re.M)
 _TASK = re.compile(r"^Task: (\w+)", re.M)
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
 _CITATION = re.compile(r"\s*\[[^\[\]]*\]$")
+_ABSTENTION = re.compile(r"reply exactly: (.+?)$", re.M)
 
 
 @dataclass
@@ -36,6 +39,7 @@ class ParsedPrompt:
     question: str
     documents: list[tuple[str, str]] = field(default_factory=list)
     answers: list[str] = field(default_factory=list)
+    abstention: str = NOT_FOUND  # what to answer when nothing in the documents answers
 
 
 def parse_prompt(text: str) -> ParsedPrompt:
@@ -46,11 +50,13 @@ def parse_prompt(text: str) -> ParsedPrompt:
         lines = [line for line in text.strip().splitlines() if line.strip()]
         question = lines[-1] if lines else ""
         return ParsedPrompt("answer", question, [("", "\n".join(lines[:-1]))])
+    abstention = _ABSTENTION.search(text)
     return ParsedPrompt(
         task=task.group(1) if task else "answer",
         question=questions[-1].strip() if questions else "",
         documents=documents,
         answers=[a.strip() for a in _ANSWER.findall(text)],
+        abstention=abstention.group(1).strip() if abstention else NOT_FOUND,
     )
 
 
@@ -75,17 +81,18 @@ class ExtractiveGenerator:
         candidates: list[tuple[str, str]] = []  # (sentence, source title)
         for title, text in parsed.documents:
             candidates += [(s, title) for s in sentences(text)]
+        nothing = {NOT_FOUND, parsed.abstention}
         for answer in parsed.answers:  # an earlier or partial answer: its lines keep their citations
-            if answer.strip() != NOT_FOUND:
-                candidates += [(line, "") for line in answer.splitlines() if line.strip() and line != NOT_FOUND]
+            if answer.strip() not in nothing:
+                candidates += [(line, "") for line in answer.splitlines() if line.strip() and line not in nothing]
         if not candidates or not parsed.question:
-            return NOT_FOUND
+            return parsed.abstention
         plain = [_CITATION.sub("", s) for s, _ in candidates]
         vectors = self.embedder.embed([parsed.question, *plain])
         scores = vectors[1:] @ vectors[0]
         order = [i for i in np.argsort(-scores) if scores[i] >= self.threshold]
         if not order:
-            return NOT_FOUND
+            return parsed.abstention
         best = float(scores[order[0]])
         picked: list[str] = []
         seen: set[str] = set()

@@ -36,7 +36,8 @@ ABSTENTION = re.compile(
     r"(find|locate|provide|contain|mention|include|give|have|know)\b[^.\n]{0,60}"
     r"\b(answer|information|documents?|context|texts?|sources?)\b"
     r"|\bno (answer|relevant information)\b"
-    r"|\bnot (mentioned|stated|provided|specified|found) in the (documents?|context|texts?|sources?)\b",
+    r"|\bnot (mentioned|stated|provided|specified|found) in the (documents?|context|texts?|sources?)\b"
+    r"|\bje n'ai pas trouvé la réponse\b",  # the French abstention sentence (rag/prompts.py)
     re.IGNORECASE,
 )
 NOTHING_FOUND = {"ragNoFileFound", "ragNoValidAnswer"}

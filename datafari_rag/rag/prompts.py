@@ -8,6 +8,13 @@ from functools import lru_cache
 import jinja2
 import pycountry
 
+# The sentence the LLM must answer with when the documents do not hold the answer, in the answer's
+# language (a chat UI shows it as it is); other languages get the English one.
+ABSTENTIONS = {
+    "en": "I could not find the answer in the documents.",
+    "fr": "Je n'ai pas trouvé la réponse dans les documents.",
+}
+
 FORMAT_INSTRUCTIONS = {
     "bulletpoint": "Write the answer as a bullet-point list.\n",
     "text": "Write the answer as plain prose.\n",
@@ -87,6 +94,10 @@ class PromptContext:
             return f"Write the answer in {LANGUAGES[self.lang]}.\n"
         return "Write the answer in the language of the question.\n"
 
+    @property
+    def abstention(self) -> str:
+        return ABSTENTIONS.get(self.lang or "en", ABSTENTIONS["en"])
+
     def history_block(self) -> str:
         lines = "".join(render("history_line", role=m["role"], content=m["content"]) for m in self.history)
         return render("history_block", lines=lines.strip()) if lines else ""
@@ -100,6 +111,7 @@ class PromptContext:
             format_instruction=self.format_instruction,
             language_instruction=self.language_instruction,
             history=self.history_block(),
+            abstention=self.abstention,
         )
 
 
