@@ -68,6 +68,18 @@ LABELS: dict[str, Label] = {
     "httpError": Label(500, f"Sorry, I met a technical issue. {_TRY_LATER}"),
 }
 
+# The sentences a chat UI shows when nothing answers, in the answer's language (``lang``); the
+# others, and every label in another language, keep Datafari's English sentence.
+TRANSLATIONS: dict[str, dict[str, str]] = {
+    "fr": {
+        "ragNoFileFound": "Désolé, je n'ai trouvé aucun document pertinent pour répondre à votre demande.",
+        "ragNoValidAnswer": "Désolé, je n'ai pas pu trouver de réponse à votre question.",
+        "ragFileNotFound": "Désolé, le document demandé n'existe pas, ou n'est pas accessible.",
+        "summarizationNoFileFound": "Désolé, je ne trouve pas ce document.",
+        "summarizationEmptyFile": "Désolé, je ne peux pas résumer ce document : il n'a pas de contenu.",
+    }
+}
+
 # Werkzeug's HTTP errors by status; any other status keeps its code under "httpError".
 HTTP_LABELS = {
     400: "badRequest",
@@ -86,12 +98,18 @@ class DatafariError(Exception):
     goes to the log only."""
 
     def __init__(
-        self, label: str, reason: str | None = None, code: int | None = None, detail: str | None = None
+        self,
+        label: str,
+        reason: str | None = None,
+        code: int | None = None,
+        detail: str | None = None,
+        lang: str | None = None,
     ) -> None:
         super().__init__(reason or label)
         self.label = label
         entry = LABELS[label]
-        self.code, self.message, self.datafari = code or entry.code, entry.message, entry.datafari
+        message = TRANSLATIONS.get(lang or "", {}).get(label, entry.message)
+        self.code, self.message, self.datafari = code or entry.code, message, entry.datafari
         self.reason = reason
         self.detail = detail
 

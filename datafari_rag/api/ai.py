@@ -38,9 +38,9 @@ KNOWN = {"query", "q", "action", "id", "lang", "history", "filters", "agent", "c
 PREVIEW = 200  # characters of a source's text, as 7.0's sources carry
 
 
-def _error(label: str, reason: str | None, code: int | None = None) -> dict[str, Any]:
+def _error(label: str, reason: str | None, code: int | None = None, message: str | None = None) -> dict[str, Any]:
     entry = LABELS[label]
-    return {"code": str(code or entry.code), "label": label, "message": entry.message, "reason": reason}
+    return {"code": str(code or entry.code), "label": label, "message": message or entry.message, "reason": reason}
 
 
 def _answer(content: dict[str, Any], status: int = 200) -> tuple[Response, int]:
@@ -121,7 +121,8 @@ def ai() -> tuple[Response, int]:
         return _answer({"message": answer.message, "sources": sources, **echo})
     except DatafariError as exc:
         log_error(exc)
-        return _answer({"message": None, "sources": [], **echo, "error": _error(exc.label, exc.reason, exc.code)})
+        error = _error(exc.label, exc.reason, exc.code, exc.message)  # its sentence in the answer's language
+        return _answer({"message": None, "sources": [], **echo, "error": error})
     except SolrError as exc:
         error = DatafariError("aiTechnicalError", "The search failed.", detail=str(exc))
         log_error(error, exc)

@@ -96,7 +96,8 @@ class Pipeline:
             if request.doc_id is not None:
                 found = retrieve_document(retrieval, request.doc_id, query)
                 if found is None:
-                    raise DatafariError("ragFileNotFound", f"No readable document with id {request.doc_id!r}.")
+                    reason = f"No readable document with id {request.doc_id!r}."
+                    raise DatafariError("ragFileNotFound", reason, lang=request.lang)
             else:
                 found = retrieve(retrieval, query)
             snippets = [x for x in chunk_snippets(_cleaned(found), s.chunk_size) if x.content]
@@ -107,7 +108,7 @@ class Pipeline:
                 conversation = "\n".join(f"{m['role']}: {m['content']}" for m in ctx.history)
                 items = [Item(conversation, _shower(CONVERSATION))]
             if not items:
-                raise DatafariError("ragNoFileFound", "The search returned no usable content.")
+                raise DatafariError("ragNoFileFound", "The search returned no usable content.", lang=request.lang)
             if s.chunking_strategy == "mapreduce":
                 plan = partial(mapreduce, self.llm, usage, concurrency=s.llm_max_concurrent)
             else:
@@ -127,7 +128,7 @@ class Pipeline:
         except PromptTooLarge as exc:
             raise DatafariError("ragTechnicalError", f"Prompt size limit: {exc}") from exc
         if not text:
-            raise DatafariError("ragNoValidAnswer", "The LLM returned an empty answer.")
+            raise DatafariError("ragNoValidAnswer", "The LLM returned an empty answer.", lang=request.lang)
         yield Event("message.final", {"text": text, "usage": usage.as_dict()})
 
     def _final(self, final: FinalCall, usage: Usage, stream: bool) -> Iterator[Event]:
@@ -162,10 +163,11 @@ class Pipeline:
         try:
             found = retrieve_document(retrieval, doc_id, None)
             if found is None:
-                raise DatafariError("summarizationNoFileFound", f"No readable document with id {doc_id!r}.")
+                reason = f"No readable document with id {doc_id!r}."
+                raise DatafariError("summarizationNoFileFound", reason, lang=lang)
             chunks = [x for x in chunk_snippets(_cleaned(found), s.chunk_size) if x.content.strip()]
             if not chunks:
-                raise DatafariError("summarizationEmptyFile", f"The document {doc_id!r} has no text.")
+                raise DatafariError("summarizationEmptyFile", f"The document {doc_id!r} has no text.", lang=lang)
             items = [Item(x.content, _shower(x.title)) for x in chunks]
             ctx = PromptContext("", None, lang)
             usage = Usage()

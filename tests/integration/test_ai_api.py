@@ -121,3 +121,14 @@ def test_requests_7_0_refuses_are_400_with_ai_labels(ai: Callable[..., Any], req
     error = body["content"]["error"]
     assert error["code"] == "400" and error["label"] == "aiBadRequest" and error["reason"] and error["message"]
     assert body["content"]["sources"] == []
+
+
+def test_the_nothing_found_sentence_follows_lang(ai: Callable[..., Any]) -> None:
+    question = {"query": "cooling pump budget", "filters": {"id": ["ai-4"]}}
+    status, body = ai({**question, "lang": "fr"})
+    error = body["content"]["error"]
+    assert status == 200 and body["status"] == "ERROR"
+    assert error["label"] == "ragNoFileFound" and error["code"] == "428"
+    assert error["message"] == "Désolé, je n'ai trouvé aucun document pertinent pour répondre à votre demande."
+    _, body = ai({**question, "lang": "de"})  # no German sentence yet: Datafari's English one
+    assert body["content"]["error"]["message"].startswith("Sorry, I couldn't find any relevant document")

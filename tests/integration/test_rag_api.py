@@ -427,3 +427,9 @@ def test_rewriting_runs_without_history_with_datafaris_rules(
     assert "Earlier in this conversation" not in rewrite  # there was none
     assert "file://share/hr/holidays.txt" in [d["url"] for d in out["content"]["documents"]]
     assert "Question: Combien de jours de congés payés ?" in answer
+
+
+def test_the_nothing_found_sentence_follows_lang_on_ai_rag(client_for: Callable[..., FlaskClient]) -> None:
+    out = rag(client_for(), query="zzqx vvbn", lang="fr")
+    assert error_of(out)[0] == "ragNoFileFound"
+    assert out["content"]["message"] == "Désolé, je n'ai trouvé aucun document pertinent pour répondre à votre demande."
