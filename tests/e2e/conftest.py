@@ -15,8 +15,8 @@ import pytest
 from datafari_rag.paths import var_dir
 
 HERE = Path(__file__).parent
-# a git directory (as the tools' mirror holds it) or a checked-out folder of francelabs/DatafariUI
-SOURCE = Path(os.environ.get("DATAFARIUI_SRC", "/work/.mirror/francelabs+DatafariUI/repo"))
+# a git directory (a bare clone) or a checked-out folder of francelabs/DatafariUI; no default
+SOURCE = Path(os.environ["DATAFARIUI_SRC"]) if os.environ.get("DATAFARIUI_SRC") else None
 CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
 # collected by `make e2e` only (DATAFARI_RAG_E2E=1): `make test` needs neither a browser nor the UI
 collect_ignore = [] if os.environ.get("DATAFARI_RAG_E2E") else ["test_datafariui.py"]
@@ -34,14 +34,14 @@ def _run(args: list[str], cwd: Path, **env: str) -> None:
         raise RuntimeError(f"{' '.join(args)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
 
 
-def _export(target: Path) -> str:
-    """DatafariUI's files at the source's HEAD into ``target``; returns the commit."""
-    if (SOURCE / "HEAD").is_file():  # a bare git directory
-        commit = subprocess.check_output(["git", "--git-dir", str(SOURCE), "rev-parse", "HEAD"], text=True).strip()
-        archive = subprocess.run(["git", "--git-dir", str(SOURCE), "archive", "HEAD"], capture_output=True, check=True)
+def _export(source: Path, target: Path) -> str:
+    """DatafariUI's files at ``source``'s HEAD into ``target``; returns the commit."""
+    if (source / "HEAD").is_file():  # a bare git directory
+        commit = subprocess.check_output(["git", "--git-dir", str(source), "rev-parse", "HEAD"], text=True).strip()
+        archive = subprocess.run(["git", "--git-dir", str(source), "archive", "HEAD"], capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
         return commit
-    shutil.copytree(SOURCE, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("node_modules", "build"))
+    shutil.copytree(source, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("node_modules", "build"))
     return "folder"
 
 
@@ -62,15 +62,18 @@ def _drop_unused_dependency(folder: Path) -> None:
 @pytest.fixture(scope="session")
 def datafariui_build() -> Path:
     """DatafariUI's production build (PUBLIC_URL /datafariui), built once per source commit."""
-    if not SOURCE.exists():
-        pytest.fail(f"DatafariUI's sources are not at {SOURCE}: set DATAFARIUI_SRC (francelabs/DatafariUI)")
+    if SOURCE is None or not SOURCE.exists():
+        pytest.fail(
+            "make e2e builds DatafariUI from its sources: set DATAFARIUI_SRC to a clone of "
+            f"https://github.com/francelabs/DatafariUI (a git directory or a folder; now: {SOURCE})"
+        )
     folder = var_dir() / "e2e" / "DatafariUI"
     stamp = folder / ".built-from"
     if folder.exists() and stamp.exists() and (folder / "build" / "index.html").exists():
         return folder / "build"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    commit = _export(folder)
+    commit = _export(SOURCE, folder)
     _drop_unused_dependency(folder)
     _run(["npm", "ci", "--no-audit", "--no-fund", "--legacy-peer-deps"], folder)
     # react-scripts 3's webpack 4 needs Node's legacy OpenSSL provider on Node 17+
