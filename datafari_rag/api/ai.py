@@ -17,7 +17,7 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify
 
-from ..errors import LABELS, DatafariError
+from ..errors import DatafariError
 from ..rag.pipeline import RagRequest
 from ..retrieval import RetrievalContext
 from ..retrieval.bm25 import bm25_documents
@@ -38,9 +38,9 @@ KNOWN = {"query", "q", "action", "id", "lang", "history", "filters", "agent", "c
 PREVIEW = 200  # characters of a source's text, as 7.0's sources carry
 
 
-def _error(label: str, reason: str | None, code: int | None = None, message: str | None = None) -> dict[str, Any]:
-    entry = LABELS[label]
-    return {"code": str(code or entry.code), "label": label, "message": message or entry.message, "reason": reason}
+def _error(exc: DatafariError, code: int | None = None) -> dict[str, Any]:
+    """7.0's ApiError: the code a string, the sentence in the answer's language."""
+    return {"code": str(code or exc.code), "label": exc.label, "message": exc.message, "reason": exc.reason}
 
 
 def _answer(content: dict[str, Any], status: int = 200) -> tuple[Response, int]:
@@ -105,7 +105,7 @@ def ai() -> tuple[Response, int]:
     try:
         action, rag, echo = parsed(json_object("aiBadRequest"))
     except DatafariError as exc:
-        return _answer({"message": None, "sources": [], "error": _error(exc.label, exc.reason, 400)}, 400)
+        return _answer({"message": None, "sources": [], "error": _error(exc, 400)}, 400)
     services = get_services()
     try:
         if action == "agentic":
@@ -121,9 +121,8 @@ def ai() -> tuple[Response, int]:
         return _answer({"message": answer.message, "sources": sources, **echo})
     except DatafariError as exc:
         log_error(exc)
-        error = _error(exc.label, exc.reason, exc.code, exc.message)  # its sentence in the answer's language
-        return _answer({"message": None, "sources": [], **echo, "error": error})
+        return _answer({"message": None, "sources": [], **echo, "error": _error(exc)})
     except SolrError as exc:
         error = DatafariError("aiTechnicalError", "The search failed.", detail=str(exc))
         log_error(error, exc)
-        return _answer({"message": None, "sources": [], **echo, "error": _error(error.label, error.reason)}, 500)
+        return _answer({"message": None, "sources": [], **echo, "error": _error(error)}, 500)

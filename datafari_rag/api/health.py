@@ -14,6 +14,7 @@ from typing import Any
 import urllib3
 from flask import Blueprint, current_app, jsonify
 
+from ..indexing.indexer import mode_conflict
 from ..services import Services
 from ..solr import SolrError, admin, model_store, user_properties
 from .context import get_services
@@ -77,12 +78,9 @@ def _check_indexing(services: Services, ends: float) -> dict[str, Any]:
     except SolrError as exc:
         return {"status": "DOWN", "mode": mode, "error": str(exc)}
     report: dict[str, Any] = {"status": "UP", "mode": mode, "fileShareProcessor": "on" if on else "off"}
-    if on and mode != "processor" and services.settings.vector_enabled:
-        report["status"] = "MISCONFIGURED"
-        report["error"] = (
-            f"FileShare's update processor is on while vector.embedding.mode={mode}: updates are refused "
-            "until one of them is changed (datafari-rag bootstrap sets the processor by the mode)"
-        )
+    reason = mode_conflict(services.settings, on)
+    if reason:  # updates are refused until one of the two settings changes
+        report |= {"status": "MISCONFIGURED", "error": reason}
     return report
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from flask import Blueprint, Response, request
 
 from ..errors import DatafariError
+from ..retrieval.base import words_only
 from ..retrieval.vector import guarded_knn
 from ..solr import SolrError
 from . import search_params
@@ -146,7 +147,8 @@ def suggest() -> Response:
     search_params.aggregator(request.args.get("aggregator"))
     rows = bounded_int(request.args.get("rows"), "rows", 1, MAX_SUGGESTIONS, MAX_SUGGESTIONS)
     typed = request.args.get("q", "")
-    words = [_escaped(w) for w in search_params.query("q", typed, 200).split()] if typed.strip() else []
+    # the words only (Solr's syntax characters dropped), lower-cased for the prefix query
+    words = words_only(search_params.query("q", typed, 200)).lower().split() if typed.strip() else []
     titles: list[str] = []
     if words:
         last = f"(title_en:{words[-1]}* OR title_fr:{words[-1]}*)"
@@ -171,11 +173,3 @@ def suggest() -> Response:
         collations += ["collation", {"collationQuery": title, "hits": 1}]
     body = {"responseHeader": {"status": 0}, "spellcheck": {"suggestions": [], "collations": collations}}
     return Response(json.dumps(body, ensure_ascii=False), mimetype="application/json")
-
-
-def _escaped(word: str) -> str:
-    """A lower-cased word as one term of Solr's standard syntax (special characters escaped)."""
-    return "".join("\\" + c if c in SPECIAL else c for c in word.lower())
-
-
-SPECIAL = set('\\+-!():^[]"{}~*?|&/ ')

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from werkzeug.datastructures import MultiDict
 
 from ..errors import DatafariError
+from ..retrieval.bm25 import highlighting as passage_highlighting
 from .validation import FIELD_NAME, bounded_int
 
 TAG = re.compile(r"^[A-Za-z0-9_\-.]{1,100}$")
@@ -86,21 +87,9 @@ OPTIONS: dict[str, Callable[[str, str], str]] = {
     "hl.fragsize": _integer(0, 5_000),
 }
 GLOBAL = ("facet", "hl", "hl.fl", "aggregator")
-# Highlighting as Datafari's search page shows it: the stored full text, matches in <span class="em">.
-HIGHLIGHTING = {
-    "hl": "true",
-    "hl.method": "unified",
-    "hl.fl": "exactContent",
-    "hl.tag.pre": '<span class="em">',
-    "hl.tag.post": "</span>",
-    "hl.encoder": "html",
-    "hl.snippets": "1",
-    "hl.fragsize": "200",
-    # the query's terms as typed, against the stored text (the analysed fields are not stored);
-    # the lucene parser reads the local parameters (edismax, the request's own, would not)
-    "hl.q": "{!edismax qf=exactContent v=$q}",
-    "hl.qparser": "lucene",
-}
+# Highlighting as Datafari's search page shows it: one passage of 200 characters of the stored
+# text, matches in <span class="em">, the text HTML-escaped.
+HIGHLIGHTING = {**passage_highlighting(200, '<span class="em">', "</span>"), "hl.encoder": "html"}
 
 
 def names() -> set[str]:

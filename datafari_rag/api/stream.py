@@ -58,16 +58,7 @@ def rag_events(rag: RagRequest, hold: Hold | None = None) -> Iterator[Event]:
         log_error(error, exc)
         if not sources_sent:  # sources are always delivered, even when empty
             yield Event("sources.final", {"items": []})
-        yield Event(
-            "error",
-            {
-                "code": error.code,
-                "label": error.label,
-                "message": error.message,
-                "reason": error.reason,
-                "partial": "".join(partial),
-            },
-        )
+        yield Event("error", {**_error_data(error), "partial": "".join(partial)})
         yield Event("stream.completed", {"status": "ERROR"})
         return
     finally:
@@ -75,6 +66,10 @@ def rag_events(rag: RagRequest, hold: Hold | None = None) -> Iterator[Event]:
         if hold is not None:
             hold.release()
     yield Event("stream.completed", {"status": "OK"})
+
+
+def _error_data(error: DatafariError) -> dict[str, Any]:
+    return {"code": error.code, "label": error.label, "message": error.message, "reason": error.reason}
 
 
 def ndjson(events: Iterator[Event]) -> Iterator[str]:
@@ -95,7 +90,7 @@ def _line(event: Event) -> str:
 def refused(error: DatafariError) -> Iterator[Event]:
     """A request refused before its answer starts, as the events 7.0 sends for it."""
     yield Event("stream.started", {"id": uuid.uuid4().hex, "query": None})
-    yield Event("error", {"code": error.code, "label": error.label, "message": error.message, "reason": error.reason})
+    yield Event("error", _error_data(error))
     yield Event("stream.completed", {"status": "ERROR"})
 
 

@@ -51,6 +51,22 @@ class ModeConflict(RuntimeError):
     """The sidecar would write chunks that FileShare's update processor writes too."""
 
 
+def mode_conflict(settings: Settings, processor_on: bool) -> str | None:
+    """Why the sidecar may not write chunks, or None. In ``processor`` mode the processor's
+    ``vector.enabled`` is the switch and the sidecar writes no chunk; in the other modes the
+    sidecar writes them, and the processor must be off, or both would chunk every parent (twice
+    the chunks, two versions racing)."""
+    mode = settings.vector_embedding_mode
+    if mode == "processor" or not settings.vector_enabled or not processor_on:
+        return None
+    return (
+        f"FileShare's update processor is on ({settings.collection_main}: vector.enabled=true) while "
+        f"vector.embedding.mode={mode}: the chunks would be written twice. Set "
+        "vector.embedding.mode=processor and run datafari-rag bootstrap, or turn the processor off "
+        "with datafari-rag vector config vector.enabled=false."
+    )
+
+
 @dataclass
 class DocResult:
     id: str | None
@@ -85,6 +101,14 @@ def _check_utf8(value: Any, where: str = "") -> None:
     elif isinstance(value, list):
         for v in value:
             _check_utf8(v, where)
+
+
+def _with_language(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document with its language (detected when the writer sent none) and, for French, its
+    French-analysed copies."""
+    text = _text(doc)
+    doc = with_language(doc, text)
+    return {**language_fields(doc, text), **doc}
 
 
 def has_control_character(text: str) -> bool:
@@ -147,20 +171,15 @@ class Indexer:
         return self.settings.vector_embedding_mode == "processor"
 
     def check_single_writer(self) -> None:
-        """Refuses to write chunks while FileShare's processor is on: both would chunk every parent
-        (twice the chunks, two versions racing). In ``processor`` mode the processor's
-        ``vector.enabled`` is the switch and the sidecar writes no chunk, so nothing can clash."""
-        if self.in_solr or not self.settings.vector_enabled:
-            return
+        """Refuses to write chunks while FileShare's processor writes them (:func:`mode_conflict`);
+        the processor's switch is read again at most every PROCESSOR_CHECK_TTL seconds."""
+        if mode_conflict(self.settings, processor_on=True) is None:
+            return  # whatever the processor does, nothing can clash
         if time.monotonic() - self._processor_checked < PROCESSOR_CHECK_TTL:
             return
-        if user_properties.processor_on(self.main.solr, self.main.name):
-            raise ModeConflict(
-                f"FileShare's update processor is on ({self.main.name}: vector.enabled=true) while "
-                f"vector.embedding.mode={self.settings.vector_embedding_mode}: the chunks would be written "
-                "twice. Set vector.embedding.mode=processor and run datafari-rag bootstrap, or turn the "
-                "processor off with datafari-rag vector config vector.enabled=false."
-            )
+        reason = mode_conflict(self.settings, user_properties.processor_on(self.main.solr, self.main.name))
+        if reason:
+            raise ModeConflict(reason)
         self._processor_checked = time.monotonic()
 
     @property
@@ -183,8 +202,7 @@ class Indexer:
                 raw_id = doc.get("id") if isinstance(doc, dict) else None
                 results.append(DocResult(raw_id if isinstance(raw_id, str) else None, "error", error=str(exc)))
         by_id = {r.id: r for r in results if r.status == "ok"}
-        valid = [with_language(doc, _text(doc)) for doc in valid]  # detected when the writer sent none
-        valid = [{**language_fields(doc, _text(doc)), **doc} for doc in valid]
+        valid = [_with_language(doc) for doc in valid]
         if self.in_solr:
             for result in by_id.values():
                 result.chunks = None

@@ -12,19 +12,21 @@ from .base import RetrievalContext, Snippet, to_snippet, words_only
 FIELDS = "id,title,url,score"
 
 
-def _highlighting(fragsize: int) -> list[tuple[str, Any]]:
-    """One passage of the stored text per document, matched on the words as typed, untagged."""
-    return [
-        ("hl", "true"),
-        ("hl.method", "unified"),
-        ("hl.fl", "exactContent"),
-        ("hl.fragsize", fragsize),
-        ("hl.snippets", 1),
-        ("hl.tag.pre", ""),
-        ("hl.tag.post", ""),
-        ("hl.q", "{!edismax qf=exactContent v=$q}"),
-        ("hl.qparser", "lucene"),
-    ]
+def highlighting(fragsize: int, pre: str = "", post: str = "") -> dict[str, str]:
+    """One passage of the stored text per document (the analysed fields are not stored), matched
+    on the query's words as typed; the lucene parser reads ``hl.q``'s local parameters (edismax,
+    the request's own, would not)."""
+    return {
+        "hl": "true",
+        "hl.method": "unified",
+        "hl.fl": "exactContent",
+        "hl.fragsize": str(fragsize),
+        "hl.snippets": "1",
+        "hl.tag.pre": pre,
+        "hl.tag.post": post,
+        "hl.q": "{!edismax qf=exactContent v=$q}",
+        "hl.qparser": "lucene",
+    }
 
 
 def bm25_documents(ctx: RetrievalContext, query: str, rows: int, field: str = "exactContent") -> list[Snippet]:
@@ -34,7 +36,7 @@ def bm25_documents(ctx: RetrievalContext, query: str, rows: int, field: str = "e
     params: list[tuple[str, Any]] = [("q", words), ("q.op", ctx.settings.rag_operator), ("rows", rows)]
     params += [("defType", "edismax"), *ctx.restrict.main_params()]
     if field == "highlighting":
-        params += [("fl", FIELDS), *_highlighting(ctx.settings.rag_hl_fragsize)]
+        params += [("fl", FIELDS), *highlighting(ctx.settings.rag_hl_fragsize).items()]
     else:
         params.append(("fl", f"{FIELDS},{field}"))
     found = ctx.main.search("select", params, ctx.access)
