@@ -40,6 +40,16 @@ def _errors(*codes: int) -> dict[str, Any]:
 REFUSALS = (400, 401, 403, 413, 503)
 
 
+def _history(text: str) -> dict[str, Any]:
+    """Chat history items: 6.2's ``{role, content}``, 7.0's ``{role, message}``."""
+    item = {"role": {"enum": list(ROLES)}, text: {"type": "string"}}
+    return {
+        "type": "array",
+        "maxItems": MAX_HISTORY,
+        "items": {"type": "object", "properties": item, "required": ["role", text], "additionalProperties": False},
+    }
+
+
 def _schemas(max_query: int) -> dict[str, Any]:
     document = {
         "type": "object",
@@ -47,6 +57,9 @@ def _schemas(max_query: int) -> dict[str, Any]:
         "required": ["id", "title", "url", "content"],
     }
     lang = {"type": "string", "enum": sorted(LANGUAGES), "description": "ISO 639-1 answer language"}
+    question = {"type": "string", "minLength": 1, "maxLength": max_query}
+    doc_id = {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}
+    answer_format = {"type": "string", "enum": ["default", *sorted(FORMAT_INSTRUCTIONS)]}
     return {
         "Ok": {
             "type": "object",
@@ -89,45 +102,29 @@ def _schemas(max_query: int) -> dict[str, Any]:
         "RagRequest": {
             "type": "object",
             "properties": {
-                "query": {"type": "string", "minLength": 1, "maxLength": max_query},
-                "id": {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS},
+                "query": question,
+                "id": doc_id,
                 "lang": lang,
-                "format": {"type": "string", "enum": ["default", *sorted(FORMAT_INSTRUCTIONS)]},
-                "history": {
-                    "type": "array",
-                    "maxItems": MAX_HISTORY,
-                    "items": {
-                        "type": "object",
-                        "properties": {"role": {"enum": list(ROLES)}, "content": {"type": "string"}},
-                        "required": ["role", "content"],
-                        "additionalProperties": False,
-                    },
-                },
+                "format": answer_format,
+                "history": _history("content"),
             },
             "required": ["query"],
         },
         "SummarizeRequest": {
             "type": "object",
-            "properties": {"id": {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}, "lang": lang},
+            "properties": {"id": doc_id, "lang": lang},
             "required": ["id"],
         },
         "AiRequest": {
             "type": "object",
             "properties": {
-                "query": {"type": "string", "minLength": 1, "maxLength": max_query},
-                "q": {"type": "string", "minLength": 1, "maxLength": max_query},
+                "query": question,
+                "q": question,
                 "action": {"enum": ["rag", "summarize", "search", "agentic"]},
-                "id": {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS},
+                "id": doc_id,
                 "lang": lang,
-                "history": {
-                    "type": "array",
-                    "maxItems": MAX_HISTORY,
-                    "items": {
-                        "type": "object",
-                        "properties": {"role": {"enum": list(ROLES)}, "message": {"type": "string"}},
-                        "required": ["role", "message"],
-                    },
-                },
+                "format": answer_format,
+                "history": _history("message"),
                 "filters": {
                     "type": "object",
                     "description": "field -> values; fields: " + ", ".join(FILTER_FIELDS),
