@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -224,3 +225,15 @@ def test_suggestions_are_titles_of_documents_the_user_may_read(ui: Settings) -> 
     assert suggestions(client, "") == [] and suggestions(client, "valve") == []
     refused = client.get(f"{API}/search/suggest", query_string={"q": "{!lucene}title:*"}).get_json()
     assert refused["content"]["error"]["label"] == "ragBadRequest"
+
+
+def test_each_random_user_sees_only_their_own_identity(ui: Settings) -> None:
+    """users/current answers from the request's identity alone: for random users, in any order,
+    the answer names that user and nobody else."""
+    rng = random.Random(20261124)
+    client = create_app(ui).test_client()
+    users = [f"user-{rng.getrandbits(32):08x}" for _ in range(12)]
+    for user in rng.sample(users * 2, len(users) * 2):
+        body = client.get(f"{V1}/users/current", headers={"X-Remote-User": user}).get_json()
+        assert body["content"]["name"] == user
+        assert not any(other in str(body) for other in users if other != user)
