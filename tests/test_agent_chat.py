@@ -9,7 +9,7 @@ import requests
 from openai import OpenAI
 
 from datafari_rag.agent.extractive import NOT_FOUND, parse_prompt
-from datafari_rag.rag.prompts import ABSTENTIONS, PromptContext, partial_answer_text, snippet_text
+from datafari_rag.rag.prompts import ABSTENTIONS, Prompt, PromptContext, partial_answer_text, snippet_text
 
 DOCS = "\n\n".join(
     [
@@ -22,10 +22,12 @@ DOCS = "\n\n".join(
 )
 
 
-def ask(agent_url: str, prompt: str, **extra: object) -> str:
+def ask(agent_url: str, prompt: Prompt, **extra: object) -> str:
     client = OpenAI(base_url=agent_url, api_key="none")
     completion = client.chat.completions.create(
-        model="datafari-rag-extractive", messages=[{"role": "user", "content": prompt}], **extra
+        model="datafari-rag-extractive",
+        messages=prompt.messages(),  # type: ignore[arg-type]
+        **extra,
     )
     return completion.choices[0].message.content or ""
 
@@ -46,7 +48,7 @@ def test_the_abstention_sentence_follows_the_answer_language(agent_url: str) -> 
     """The prompt asks for its sentence in the answer's language; the local agent answers with it."""
     question = "Quelle équipe a gagné la coupe du monde de football de 1998 ?"
     prompt = PromptContext(question, lang="fr").prompt("refine_initial", snippets=DOCS)
-    assert f"reply exactly: {ABSTENTIONS['fr']}" in prompt
+    assert f"reply exactly: {ABSTENTIONS['fr']}" in prompt.system
     assert ask(agent_url, prompt) == ABSTENTIONS["fr"] == "Je n'ai pas trouvé la réponse dans les documents."
     partials = partial_answer_text(ABSTENTIONS["fr"])  # a French "nothing" is no candidate sentence
     assert ask(agent_url, PromptContext(question, lang="fr").prompt("merge", snippets=partials)) == ABSTENTIONS["fr"]
@@ -94,7 +96,7 @@ def test_streaming_follows_openai_chunks(agent_url: str) -> None:
     client = OpenAI(base_url=agent_url, api_key="none")
     stream = client.chat.completions.create(
         model="datafari-rag-extractive",
-        messages=[{"role": "user", "content": prompt}],
+        messages=prompt.messages(),  # type: ignore[arg-type]
         stream=True,
         stream_options={"include_usage": True},
     )
@@ -119,6 +121,21 @@ def test_bad_chat_requests(agent_url: str, body: dict) -> None:
         f"{agent_url}/chat/completions", data=json.dumps(body), headers={"Content-Type": "application/json"}, timeout=30
     )
     assert response.status_code == 400 and response.json()["error"]["message"]
+
+
+def test_the_answer_reads_the_system_instructions_and_the_last_user_message(agent_url: str) -> None:
+    """Earlier turns are conversation, not documents: a sentence said in the history is not quoted
+    as a source, and the system message's abstention sentence is used."""
+    history = [
+        {"role": "user", "content": "Our company has 25 days of paid annual leave per year, I was told."},
+        {"role": "assistant", "content": "Noted."},
+    ]
+    parking = snippet_text("Parking rules", "The underground car park is open from 6 am to 10 pm.")
+    prompt = PromptContext("How many days of paid annual leave per year?", history=history).prompt(
+        "refine_initial", snippets=parking
+    )
+    assert [m["role"] for m in prompt.messages()] == ["system", "user", "assistant", "user"]
+    assert ask(agent_url, prompt) == NOT_FOUND
 
 
 def test_foreign_prompts_use_the_last_line_as_the_question() -> None:

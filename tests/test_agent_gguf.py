@@ -20,6 +20,6 @@ def test_gguf_generator_answers_a_rag_prompt() -> None:
     generator = GgufGenerator()
     docs = snippet_text("Annual leave policy", "Every employee is entitled to 25 days of paid annual leave per year.")
     answer = generator.complete(
-        PromptContext("How many days of paid leave?").prompt("refine_initial", snippets=docs), 60
+        PromptContext("How many days of paid leave?").prompt("refine_initial", snippets=docs).messages(), 60
     )
     assert isinstance(answer, str) and answer.strip()

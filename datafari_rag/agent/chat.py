@@ -32,8 +32,8 @@ def _generator() -> ExtractiveGenerator | GgufGenerator:
     return current_app.extensions["generator"]
 
 
-def _validate(body: Any) -> tuple[str, int] | Response:
-    """(the prompt: the last user message, max_tokens), or an OpenAI error."""
+def _validate(body: Any) -> tuple[list[dict[str, str]], int] | Response:
+    """(the messages, max_tokens), or an OpenAI error."""
     if not isinstance(body, dict):
         return openai_error(400, "The request body must be a JSON object.")
     messages = body.get("messages")
@@ -47,8 +47,7 @@ def _validate(body: Any) -> tuple[str, int] | Response:
     max_tokens = body.get("max_tokens", body.get("max_completion_tokens", 200))
     if not isinstance(max_tokens, int) or max_tokens < 1:
         return openai_error(400, "'max_tokens' must be a positive integer.", "max_tokens")
-    users = [m["content"] for m in messages if m["role"] == "user"]
-    return (users[-1] if users else messages[-1]["content"]), max_tokens
+    return [{"role": m["role"], "content": m["content"]} for m in messages], max_tokens
 
 
 @bp.post("/v1/chat/completions")
@@ -57,10 +56,11 @@ def chat_completions() -> Response:
     valid = _validate(body)
     if isinstance(valid, Response):
         return valid
-    prompt, max_tokens = valid
+    messages, max_tokens = valid
     model = body.get("model") or GENERATOR_MODEL
-    text = _generator().complete(prompt, max_tokens)
+    text = _generator().complete(messages, max_tokens)
     embedder = current_app.extensions["embedder"]
+    prompt = "\n".join(m["content"] for m in messages)
     usage = {"prompt_tokens": embedder.count_tokens(prompt), "completion_tokens": embedder.count_tokens(text)}
     usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
     ident, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())

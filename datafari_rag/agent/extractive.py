@@ -1,6 +1,6 @@
 """The local generator: an honest extractive answerer for ``/v1/chat/completions``.
 
-It reads the prompts the pipeline writes (``prompts/``): the task line, the question, the
+It reads the prompts the pipeline writes (``prompts/``): the task line (system message), the question, the
 ``<document title=…>`` blocks and ``<answer>`` blocks. It answers with the sentences of the
 documents most similar to the question (by embedding), each followed by its source title,
 and answers with the prompt's own abstention sentence (``reply exactly: …``, in the answer's
@@ -60,6 +60,15 @@ def parse_prompt(text: str) -> ParsedPrompt:
     )
 
 
+def prompt_text(messages: list[dict[str, str]]) -> str:
+    """What the generator reads of a chat: the instructions (system messages) and the last user
+    message (documents and question). Earlier turns are conversation, not material to quote: when
+    the conversation is all there is, the pipeline sends it as a document."""
+    system = [m["content"] for m in messages if m["role"] in ("system", "developer")]
+    users = [m["content"] for m in messages if m["role"] == "user"]
+    return "\n".join([*system, users[-1] if users else messages[-1]["content"]])
+
+
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if len(s.strip()) > 2]
 
@@ -69,8 +78,8 @@ class ExtractiveGenerator:
         self.embedder = embedder
         self.threshold = threshold
 
-    def complete(self, prompt: str, max_tokens: int = 200) -> str:
-        parsed = parse_prompt(prompt)
+    def complete(self, messages: list[dict[str, str]], max_tokens: int = 200) -> str:
+        parsed = parse_prompt(prompt_text(messages))
         if parsed.task == "rewrite":
             return "0"
         if parsed.task == "summarize":

@@ -28,7 +28,7 @@ def default_gguf_path() -> Path:
 
 
 class GgufGenerator:
-    """Chat completion with a GGUF model; prompts are passed as they are."""
+    """Chat completion with a GGUF model; the messages are passed as they are."""
 
     def __init__(self, path: Path | None = None, context_tokens: int = 8192, threads: int = 2) -> None:
         try:
@@ -42,8 +42,6 @@ class GgufGenerator:
         self.path = path or default_gguf_path()
         self.llm: Any = Llama(model_path=str(self.path), n_ctx=context_tokens, n_threads=threads, verbose=False)
 
-    def complete(self, prompt: str, max_tokens: int = 200) -> str:
-        out = self.llm.create_chat_completion(
-            messages=[{"role": "user", "content": prompt}], max_tokens=max_tokens, temperature=0.0
-        )
+    def complete(self, messages: list[dict[str, str]], max_tokens: int = 200) -> str:
+        out = self.llm.create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=0.0)
         return (out["choices"][0]["message"]["content"] or "").strip()

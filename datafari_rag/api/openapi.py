@@ -12,7 +12,7 @@ from typing import Any
 from flask import Blueprint, Response, jsonify
 
 from ..errors import LABELS
-from ..rag.prompts import FORMAT_INSTRUCTIONS, LANGUAGES
+from ..rag.prompts import FORMATS, LANGUAGES
 from ..retrieval.filters import FIELDS as FILTER_FIELDS
 from . import search_params
 from .context import get_services
@@ -59,7 +59,7 @@ def _schemas(max_query: int) -> dict[str, Any]:
     lang = {"type": "string", "enum": sorted(LANGUAGES), "description": "ISO 639-1 answer language"}
     question = {"type": "string", "minLength": 1, "maxLength": max_query}
     doc_id = {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}
-    answer_format = {"type": "string", "enum": ["default", *sorted(FORMAT_INSTRUCTIONS)]}
+    answer_format = {"type": "string", "enum": ["default", *sorted(FORMATS)]}
     return {
         "Ok": {
             "type": "object",
@@ -253,7 +253,7 @@ def _select_parameters() -> list[dict[str, Any]]:
         _query("sort", {"type": "string", "pattern": r"^\s*[A-Za-z_][A-Za-z0-9_]*\s+(asc|desc)\s*$"}),
         _query("fl", {"type": "string", "pattern": NAME_LIST}),
         _query("action", {"enum": ["rag"]}, "rag: Datafari's deprecated RAG path"),
-        _query("format", {"enum": ["default", *sorted(FORMAT_INSTRUCTIONS)]}),
+        _query("format", {"enum": ["default", *sorted(FORMATS)]}),
         _query("lang", {"enum": sorted(LANGUAGES)}),
         _query("id", {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}),
         _query("wt", {"enum": ["json"]}),

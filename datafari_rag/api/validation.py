@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import DatafariError
 from ..rag.pipeline import RagRequest
-from ..rag.prompts import FORMAT_INSTRUCTIONS, LANGUAGES
+from ..rag.prompts import FORMATS, LANGUAGES
 
 ROLES = ("user", "assistant", "system")
 MAX_HISTORY = 100
@@ -28,8 +28,8 @@ def parse_lang(value: Any, label: str = "ragBadRequest") -> str | None:
 def parse_format(value: Any) -> str | None:
     if value is None or value == "" or value == "default":  # Datafari's "default": no format instruction
         return None
-    if value not in FORMAT_INSTRUCTIONS:
-        raise DatafariError("ragBadRequest", f"'format' must be one of {', '.join(FORMAT_INSTRUCTIONS)}.")
+    if value not in FORMATS:
+        raise DatafariError("ragBadRequest", f"'format' must be one of {', '.join(FORMATS)}.")
     return str(value)
 
 

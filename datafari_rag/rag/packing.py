@@ -1,16 +1,18 @@
 """Packing snippets into prompts that never exceed ``prompt.max.request.size``.
 
 The size counted is the whole rendered prompt (instructions, query, history, format, previous
-answer and snippets), not the snippets alone. A snippet too large to fit on its own is cut,
+answer and snippets, in every message), not the snippets alone. A snippet too large to fit on its own is cut,
 so no prompt is ever sent over the limit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from dataclasses import dataclass
+from typing import TypeVar
 
 SEPARATOR = "\n\n"
+P = TypeVar("P", bound=Sized)  # a rendered prompt: its len() is what the limit counts
 
 
 class PromptTooLarge(ValueError):
@@ -46,9 +48,7 @@ def _join(items: list[Item]) -> str:
     return SEPARATOR.join(x.text() for x in items)
 
 
-def take_pack(
-    items: list[Item], render: Callable[[str], str], limit: int, min_items: int = 1
-) -> tuple[str, list[Item]]:
+def take_pack(items: list[Item], render: Callable[[str], P], limit: int, min_items: int = 1) -> tuple[P, list[Item]]:
     """The first prompt: as many leading items as fit; returns (prompt, items left over).
 
     When fewer than ``min_items`` fit, the first ``min_items`` are cut to equal shares of the

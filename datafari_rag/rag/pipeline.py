@@ -30,7 +30,7 @@ from .hygiene import clean_history, clean_query, clean_snippet
 from .packing import Item, PromptTooLarge
 from .prompts import PromptContext, snippet_text
 from .rewriting import rewriting_enabled, search_query
-from .strategies import FinalCall, mapreduce, refine, user
+from .strategies import FinalCall, mapreduce, refine
 
 log = logging.getLogger(__name__)
 CONVERSATION = "This conversation"  # the title the conversation has when it is the only context
@@ -133,16 +133,16 @@ class Pipeline:
 
     def _final(self, final: FinalCall, usage: Usage, stream: bool) -> Iterator[Event]:
         """Runs the last call (streamed or not); returns the answer text."""
-        if not final.prompt:
+        if final.prompt is None:
             return final.fallback
         if stream:
             pieces = []
-            for piece in self.llm.stream(user(final.prompt), usage):
+            for piece in self.llm.stream(final.prompt.messages(), usage):
                 pieces.append(piece)
                 yield Event("message.delta", {"text": piece})
             text = "".join(pieces)
         else:
-            text = self.llm.generate(user(final.prompt), usage)
+            text = self.llm.generate(final.prompt.messages(), usage)
         return text.strip() or final.fallback
 
     def answer(self, request: RagRequest, access: UserAccess) -> RagAnswer:
@@ -172,7 +172,8 @@ class Pipeline:
             ctx = PromptContext("", None, lang)
             usage = Usage()
             final = refine(self.llm, usage, _ignore, ctx, items, s.max_request_size, "summarize", "summarize_refine")
-            summary = (self.llm.generate(user(final.prompt), usage) if final.prompt else "").strip() or final.fallback
+            asked = self.llm.generate(final.prompt.messages(), usage) if final.prompt is not None else ""
+            summary = asked.strip() or final.fallback
         except SolrError as exc:
             raise DatafariError("summarizationTechnicalError", "The search failed.", detail=str(exc)) from exc
         except (LlmError, PromptTooLarge) as exc:

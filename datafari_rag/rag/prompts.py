@@ -1,4 +1,10 @@
-"""Renders the jinja2 templates of ``datafari_rag/prompts/`` with the request's query, format, language, history."""
+"""Renders the jinja2 templates of ``datafari_rag/prompts/`` into chat messages.
+
+As Datafari 6.2 sends them: the instructions (a template's ``system`` block) in a ``system``
+message, the conversation so far as real ``user``/``assistant`` turns, then the documents and the
+question (its ``user`` block) in the last ``user`` message. Rewriting prompts are the exception:
+the conversation is what they rewrite, so it is a transcript inside their user message.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,8 @@ from functools import lru_cache
 import jinja2
 import pycountry
 
+from ..llm import ChatMessage
+
 # The sentence the LLM must answer with when the documents do not hold the answer, in the answer's
 # language (a chat UI shows it as it is); other languages get the English one.
 ABSTENTIONS = {
@@ -15,11 +23,21 @@ ABSTENTIONS = {
     "fr": "Je n'ai pas trouvé la réponse dans les documents.",
 }
 
+# The format instruction, in the answer's language when it has them (English otherwise).
 FORMAT_INSTRUCTIONS = {
-    "bulletpoint": "Write the answer as a bullet-point list.\n",
-    "text": "Write the answer as plain prose.\n",
-    "stepbystep": "Write the answer as numbered step-by-step instructions.\n",
+    "en": {
+        "bulletpoint": "Write the answer as a bullet-point list.",
+        "text": "Write the answer as plain prose.",
+        "stepbystep": "Write the answer as numbered step-by-step instructions.",
+    },
+    "fr": {
+        "bulletpoint": "Rédige la réponse sous forme de liste à puces.",
+        "text": "Rédige la réponse en texte suivi, sans liste.",
+        "stepbystep": "Rédige la réponse sous forme d'étapes numérotées.",
+    },
 }
+FORMATS = tuple(FORMAT_INSTRUCTIONS["en"])  # Datafari's "default" adds no instruction
+TRANSCRIPT_TEMPLATES = frozenset({"rewrite_bm25", "rewrite_vector"})  # the conversation is their material
 _NAMES = {  # how the prompts name the most asked-for languages
     "en": "English",
     "fr": "French",
@@ -75,6 +93,40 @@ def render(name: str, **variables: object) -> str:
     return environment().get_template(f"{name}.j2").render(**variables).strip() + "\n"
 
 
+def render_blocks(name: str, **variables: object) -> tuple[str, str]:
+    """The ``system`` and ``user`` blocks of a template, rendered with the same variables."""
+    template = environment().get_template(f"{name}.j2")
+    context = template.new_context(dict(variables))
+    system, user = ("".join(template.blocks[b](context)).strip() for b in ("system", "user"))
+    return system, user
+
+
+def chat_turn(message: dict[str, str]) -> ChatMessage:
+    """A history message as a chat turn. Only the product writes system instructions: a client's
+    ``system`` message is sent as a ``user`` turn."""
+    return {"role": "assistant" if message["role"] == "assistant" else "user", "content": message["content"]}
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One LLM call: instructions, the conversation so far, then the documents and the question."""
+
+    system: str
+    user: str
+    history: tuple[ChatMessage, ...] = ()
+
+    def messages(self) -> list[ChatMessage]:
+        return [{"role": "system", "content": self.system}, *self.history, {"role": "user", "content": self.user}]
+
+    @property
+    def text(self) -> str:
+        """Every message's text, in order (what a size limit counts, what a log shows)."""
+        return "\n".join(m["content"] for m in self.messages())
+
+    def __len__(self) -> int:
+        return len(self.text)
+
+
 @dataclass(frozen=True)
 class PromptContext:
     """What every prompt of one request shares."""
@@ -86,7 +138,8 @@ class PromptContext:
 
     @property
     def format_instruction(self) -> str:
-        return FORMAT_INSTRUCTIONS.get(self.format or "", "")
+        known = FORMAT_INSTRUCTIONS.get(self.lang or "en", FORMAT_INSTRUCTIONS["en"])
+        return known[self.format] + "\n" if self.format in known else ""
 
     @property
     def language_instruction(self) -> str:
@@ -102,17 +155,20 @@ class PromptContext:
         lines = "".join(render("history_line", role=m["role"], content=m["content"]) for m in self.history)
         return render("history_block", lines=lines.strip()) if lines else ""
 
-    def prompt(self, template: str, snippets: str = "", previous_answer: str = "") -> str:
-        return render(
+    def prompt(self, template: str, snippets: str = "", previous_answer: str = "") -> Prompt:
+        transcript = template in TRANSCRIPT_TEMPLATES
+        system, user = render_blocks(
             template,
             query=self.query,
             snippets=snippets,
             previous_answer=previous_answer,
             format_instruction=self.format_instruction,
             language_instruction=self.language_instruction,
-            history=self.history_block(),
+            history=self.history_block() if transcript else "",
             abstention=self.abstention,
         )
+        turns = () if transcript else tuple(chat_turn(m) for m in self.history)
+        return Prompt(system, user, turns)
 
 
 def snippet_text(title: str, content: str) -> str:

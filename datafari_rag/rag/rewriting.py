@@ -25,7 +25,7 @@ def search_query(
     template = "rewrite_bm25" if settings.retrieval == "bm25" else "rewrite_vector"
     prompt = PromptContext(clean_query(query), history=recent).prompt(template)
     try:
-        rewritten = clean_query(llm.generate([{"role": "user", "content": prompt}], usage))
+        rewritten = clean_query(llm.generate(prompt.messages(), usage))
     except LlmError:
         return query  # rewriting is an optimisation: the original query still works
     return query if rewritten in ("", "0") else rewritten

@@ -16,33 +16,29 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 
-from ..llm import ChatMessage, LlmService, Usage
+from ..llm import LlmService, Usage
 from .packing import Item, take_pack
-from .prompts import PromptContext, partial_answer_text
+from .prompts import Prompt, PromptContext, partial_answer_text
 
 Progress = Callable[[str, int, int | None], None]  # (phase name, step, number of steps if known)
 
 
 @dataclass(frozen=True)
 class FinalCall:
-    prompt: str  # empty when there is nothing left to ask
+    prompt: Prompt | None  # None when there is nothing left to ask
     fallback: str = ""  # the answer to keep if the final call returns nothing
 
 
-def user(prompt: str) -> list[ChatMessage]:
-    return [{"role": "user", "content": prompt}]
+def _ask(llm: LlmService, usage: Usage, prompt: Prompt) -> str:
+    return llm.generate(prompt.messages(), usage).strip()
 
 
-def _ask(llm: LlmService, usage: Usage, prompt: str) -> str:
-    return llm.generate(user(prompt), usage).strip()
-
-
-def _render_refining(ctx: PromptContext, template: str, previous: str, snippets: str) -> str:
+def _render_refining(ctx: PromptContext, template: str, previous: str, snippets: str) -> Prompt:
     return ctx.prompt(template, snippets=snippets, previous_answer=previous)
 
 
-def _packs(items: list[Item], render: Callable[[str], str], limit: int, min_items: int = 1) -> list[str]:
-    prompts: list[str] = []
+def _packs(items: list[Item], render: Callable[[str], Prompt], limit: int, min_items: int = 1) -> list[Prompt]:
+    prompts: list[Prompt] = []
     while items:
         prompt, items = take_pack(items, render, limit, min_items)
         prompts.append(prompt)
@@ -89,6 +85,6 @@ def mapreduce(
             answers = [Item(p, partial_answer_text) for p in partials]
             merges = _packs(answers, lambda s: ctx.prompt("merge", snippets=s), limit, min_items=2)
             if len(merges) <= 1:
-                return FinalCall(merges[0] if merges else "")
+                return FinalCall(merges[0] if merges else None)
             progress("rag:merge", len(merges), len(merges))
             partials = [p for p in pool.map(ask, merges) if p]

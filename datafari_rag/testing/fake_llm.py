@@ -17,6 +17,10 @@ from typing import Any
 from flask import Flask, Response, jsonify, request
 
 
+def prompt_text(messages: list[dict[str, str]]) -> str:
+    return "\n".join(m["content"] for m in messages)
+
+
 @dataclass
 class FakeLlm:
     answer: Callable[[str], str] = lambda prompt: "A fake answer."
@@ -32,9 +36,14 @@ class FakeLlm:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def prompts(self) -> list[str]:
-        """The user prompt of each call, in order."""
+        """The whole prompt of each call, in order: every message's text, the system message first."""
         with self.lock:
-            return [call[-1]["content"] for call in self.calls]
+            return [prompt_text(call) for call in self.calls]
+
+    def messages(self) -> list[list[dict[str, str]]]:
+        """The messages of each call, in order, as they were sent."""
+        with self.lock:
+            return [list(call) for call in self.calls]
 
     def wait_closed(self, timeout: float = 15.0) -> None:
         """Waits until every stream the stub began has ended (its bookkeeping runs just after
@@ -71,7 +80,7 @@ class FakeLlm:
                 self.models.append(body.get("model"))
             if self.delay:
                 time.sleep(self.delay)
-            text = self.answer(body["messages"][-1]["content"])
+            text = self.answer(prompt_text(body["messages"]))
             if body.get("stream"):
                 return Response(self._stream(body.get("model", "fake"), text), mimetype="text/event-stream")
             return jsonify(
