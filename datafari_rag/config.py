@@ -221,6 +221,13 @@ class Settings:
     chunk_size: int = _key(
         RAG, "chunking.chunk.size", 3000, "Query-time chunks of at most this many characters.", minimum=100
     )
+    chunking_enabled: bool = _key(
+        RAG,
+        "chunking.enable",
+        True,
+        "Cut the retrieved text into chunks of chunking.chunk.size; false: each retrieved text goes whole "
+        "(cut only if it alone is over prompt.max.request.size).",
+    )
     rag_operator: str = _key(RAG, "rag.operator", "OR", "q.op of BM25 retrieval.", choices=("OR", "AND"))
     rag_solr_field: str = _key(
         RAG,
@@ -244,6 +251,13 @@ class Settings:
     )
     max_request_size: int = _key(
         RAG, "prompt.max.request.size", 40000, "Size limit of one whole LLM prompt, in characters.", minimum=1000
+    )
+    strip_accents: bool = _key(
+        RAG,
+        "prompt.stripAccents",
+        False,
+        "Remove accents from the question, the history and the documents' text before they enter a prompt "
+        "(searches keep them); off by default, so French keeps its accents.",
     )
     chat_memory_enabled: bool = _key(
         RAG, "chat.memory.enabled", False, "The conversation's last messages go into the prompts."

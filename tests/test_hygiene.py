@@ -25,3 +25,17 @@ def test_history_keeps_the_last_messages_cleaned_and_capped() -> None:
     assert [m["content"][:2] for m in kept] == ["m8", "m9", "‹b"]
     assert len(kept[-1]["content"]) == 2000
     assert clean_history(history, 0) == []
+
+
+def test_snippets_lose_runs_of_blank_space_and_keep_their_paragraphs() -> None:
+    text = "Title   line\u00a0\u00a0here\n\n\n\n  Second\tparagraph  \n   \nthird line"
+    assert clean_snippet(text) == "Title line here\n\nSecond\tparagraph\n\nthird line"  # tabs: table cells
+
+
+def test_accents_are_stripped_only_when_asked() -> None:
+    assert clean_query("Combien de congés payés ?") == "Combien de congés payés ?"
+    assert clean_query("Combien de congés payés ?", accents=False) == "Combien de conges payes ?"
+    assert clean_snippet("Le télétravail à Noël", accents=False) == "Le teletravail a Noel"
+    assert clean_snippet("Ελληνικά", accents=False) == "Ελληνικα"  # other scripts keep their letters
+    kept = clean_history([{"role": "user", "content": "déjà vu"}], 2, accents=False)
+    assert kept == [{"role": "user", "content": "deja vu"}]

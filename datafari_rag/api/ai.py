@@ -29,12 +29,13 @@ from .capacity import answer_slot
 from .context import get_services
 from .errors import log_error
 from .rag import accept_language
-from .validation import parse_format, parse_history, parse_id, parse_lang, parse_query
+from .validation import parse_format, parse_history, parse_id, parse_lang, parse_prompt, parse_query
 
 bp = Blueprint("ai", __name__)
 
 ACTIONS = ("rag", "summarize", "search", "agentic")
 KNOWN = {"query", "q", "action", "id", "lang", "history", "filters", "agent", "conversationId", "memoryId", "format"}
+KNOWN |= {"prompt"}  # 6.1/6.2 bodies (ai/stream shares this parser): the question the LLM answers
 PREVIEW = 200  # characters of a source's text, as 7.0's sources carry
 
 
@@ -86,9 +87,10 @@ def parsed(body: dict[str, Any]) -> tuple[str, RagRequest, dict[str, Any]]:
     history = parse_history(body.get("history"), "aiBadRequest")
     try:
         answer_format = parse_format(body.get("format"))
+        question = parse_prompt(body.get("prompt"), max_length)
     except DatafariError as exc:
         raise DatafariError("aiBadRequest", exc.reason) from None
-    return action, RagRequest(query, doc_id, lang, history, answer_format, filters), echo
+    return action, RagRequest(query, doc_id, lang, history, answer_format, filters, question), echo
 
 
 def _search(rag: RagRequest) -> dict[str, Any]:

@@ -107,6 +107,7 @@ def _schemas(max_query: int) -> dict[str, Any]:
                 "lang": lang,
                 "format": answer_format,
                 "history": _history("content"),
+                "prompt": {**question, "description": "Datafari 6.1: the question the LLM answers; query is searched"},
             },
             "required": ["query"],
         },
@@ -257,6 +258,7 @@ def _select_parameters() -> list[dict[str, Any]]:
         _query("lang", {"enum": sorted(LANGUAGES)}),
         _query("id", {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}),
         _query("wt", {"enum": ["json"]}),
+        _query("prompt", {"type": "string", "minLength": 1}, "with action=rag (6.1): the question the LLM answers"),
     ]
     text = {"type": "string", "minLength": 1}
     for name in search_params.REPEATABLE:  # DatafariUI's facets and filters (docs/search-api.md)

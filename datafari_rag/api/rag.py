@@ -12,7 +12,7 @@ from .body import json_object
 from .capacity import answer_slot
 from .context import get_services
 from .errors import ok
-from .validation import parse_format, parse_id, parse_lang, parse_query, rag_request
+from .validation import parse_format, parse_id, parse_lang, parse_prompt, parse_query, rag_request
 
 bp = Blueprint("rag", __name__)
 
@@ -42,6 +42,7 @@ def select_rag() -> Response:
         doc_id=parse_id(request.args.get("id")),
         lang=parse_lang(request.args.get("lang")) or accept_language(),
         format=parse_format(request.args.get("format")),
+        question=parse_prompt(request.args.get("prompt"), settings.query_max_length),
     )
     return run_rag(rag)
 

@@ -29,6 +29,7 @@ bp = Blueprint("search", __name__)
 
 SELECT_PARAMS = {"q", "q.op", "start", "rows", "sort", "fl", "action", "format", "lang", "id", "wt"}
 SEARCH_PARAMS = SELECT_PARAMS | search_params.names()
+RAG_SELECT_PARAMS = SELECT_PARAMS | {"prompt"}  # Datafari 6.1's question for the LLM, with action=rag
 VECTOR_PARAMS = {"q", "queryrag", "topK", "model", "fl", "rows", "wt"}
 MODEL_NAME = re.compile(r"^[A-Za-z0-9_\-]{1,100}$")
 SUGGEST_PARAMS = {"q", "action", "autocomplete", "spellcheck.collateParam.q.op", "rows", "aggregator"}
@@ -75,7 +76,7 @@ def _solr_failure(exc: SolrError) -> DatafariError:
 @bp.get("/search/select")
 def select() -> Response:
     if request.args.get("action") == "rag":
-        _only(SELECT_PARAMS)
+        _only(RAG_SELECT_PARAMS)
         return select_rag()
     _only(SEARCH_PARAMS, per_field=True)
     if request.args.get("action") not in (None, ""):

@@ -41,14 +41,19 @@ def parse_id(value: Any, label: str = "ragBadRequest") -> str | None:
     return value
 
 
-def parse_query(value: Any, max_length: int) -> str:
+def parse_query(value: Any, max_length: int, name: str = "query") -> str:
     if not isinstance(value, str):
-        raise DatafariError("ragBadRequest", "'query' is required and must be a string.")
+        raise DatafariError("ragBadRequest", f"'{name}' is required and must be a string.")
     if not value.strip():
-        raise DatafariError("ragBadRequest", "'query' is empty.")
+        raise DatafariError("ragBadRequest", f"'{name}' is empty.")
     if len(value) > max_length:
-        raise DatafariError("ragBadRequest", f"'query' is longer than {max_length} characters.")
+        raise DatafariError("ragBadRequest", f"'{name}' is longer than {max_length} characters.")
     return value
+
+
+def parse_prompt(value: Any, max_length: int) -> str | None:
+    """Datafari 6.1's ``prompt``: the question the LLM answers when it is not the query searched."""
+    return None if value is None else parse_query(value, max_length, "prompt")
 
 
 def parse_history(value: Any, label: str = "ragBadRequest") -> list[dict[str, str]]:
@@ -82,6 +87,7 @@ def rag_request(body: Any, max_query_length: int, default_lang: str | None) -> R
         lang=parse_lang(body.get("lang")) or default_lang,
         history=parse_history(body.get("history")),
         format=parse_format(body.get("format")),
+        question=parse_prompt(body.get("prompt"), max_query_length),
     )
 
 

@@ -38,12 +38,13 @@ CONVERSATION = "This conversation"  # the title the conversation has when it is 
 
 @dataclass(frozen=True)
 class RagRequest:
-    query: str
+    query: str  # what is searched (and asked, unless ``question`` is given)
     doc_id: str | None = None
     lang: str | None = None
     history: list[dict[str, str]] = field(default_factory=list)
     format: str | None = None
     filters: SourceFilter = NO_FILTER  # Datafari 7.0: sources only among these documents
+    question: str | None = None  # Datafari 6.1's ``prompt``: what the LLM answers, when not the query
 
 
 @dataclass(frozen=True)
@@ -66,9 +67,12 @@ class Pipeline:
     llm: LlmService
 
     def prompt_context(self, request: RagRequest) -> PromptContext:
-        size = self.settings.chat_history_size if self.settings.chat_memory_enabled else 0
-        history = clean_history(request.history, size)
-        return PromptContext(clean_query(request.query), request.format, request.lang, history)
+        s = self.settings
+        size = s.chat_history_size if s.chat_memory_enabled else 0
+        accents = not s.strip_accents
+        history = clean_history(request.history, size, accents)
+        question = clean_query(request.question or request.query, accents)
+        return PromptContext(question, request.format, request.lang, history)
 
     def events(self, request: RagRequest, access: UserAccess, stream: bool = False) -> Iterator[Event]:
         """The pipeline as events: phases, ``sources.final`` (always before generation),
@@ -100,7 +104,7 @@ class Pipeline:
                     raise DatafariError("ragFileNotFound", reason, lang=request.lang)
             else:
                 found = retrieve(retrieval, query)
-            snippets = [x for x in chunk_snippets(_cleaned(found), s.chunk_size) if x.content]
+            snippets = [x for x in self._chunks(found) if x.content]
             yield Event("sources.final", {"items": sources(snippets)})
             items = [Item(x.content, _shower(x.title)) for x in snippets]
             if not items and ctx.history and request.doc_id is None:
@@ -145,6 +149,13 @@ class Pipeline:
             text = self.llm.generate(final.prompt.messages(), usage)
         return text.strip() or final.fallback
 
+    def _chunks(self, found: list[Snippet]) -> list[Snippet]:
+        """The retrieved text cleaned for a prompt, cut into ``chunking.chunk.size`` pieces unless
+        ``chunking.enable`` is false (then packing cuts only a text too large for a prompt alone)."""
+        s = self.settings
+        cleaned = [_cleaned(x, not s.strip_accents) for x in found]
+        return chunk_snippets(cleaned, s.chunk_size) if s.chunking_enabled else cleaned
+
     def answer(self, request: RagRequest, access: UserAccess) -> RagAnswer:
         """The answer and its sources, for ``ai/rag``."""
         documents: list[dict[str, str]] = []
@@ -165,7 +176,7 @@ class Pipeline:
             if found is None:
                 reason = f"No readable document with id {doc_id!r}."
                 raise DatafariError("summarizationNoFileFound", reason, lang=lang)
-            chunks = [x for x in chunk_snippets(_cleaned(found), s.chunk_size) if x.content.strip()]
+            chunks = [x for x in self._chunks(found) if x.content.strip()]
             if not chunks:
                 raise DatafariError("summarizationEmptyFile", f"The document {doc_id!r} has no text.", lang=lang)
             items = [Item(x.content, _shower(x.title)) for x in chunks]
@@ -183,8 +194,8 @@ class Pipeline:
         return summary.strip()
 
 
-def _cleaned(snippets: list[Snippet]) -> list[Snippet]:
-    return [Snippet(x.id, clean_snippet(x.title), x.url, clean_snippet(x.content), x.score) for x in snippets]
+def _cleaned(x: Snippet, accents: bool) -> Snippet:
+    return Snippet(x.id, clean_snippet(x.title, accents), x.url, clean_snippet(x.content, accents), x.score)
 
 
 def _shower(title: str) -> Any:

@@ -21,9 +21,10 @@ def search_query(
 ) -> str:
     if not rewriting_enabled(settings):
         return query
-    recent = clean_history(history, max(settings.chat_history_size, 1))
+    accents = not settings.strip_accents
+    recent = clean_history(history, max(settings.chat_history_size, 1), accents)
     template = "rewrite_bm25" if settings.retrieval == "bm25" else "rewrite_vector"
-    prompt = PromptContext(clean_query(query), history=recent).prompt(template)
+    prompt = PromptContext(clean_query(query, accents), history=recent).prompt(template)
     try:
         rewritten = clean_query(llm.generate(prompt.messages(), usage))
     except LlmError:

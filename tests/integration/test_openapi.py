@@ -21,7 +21,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from datafari_rag.api.openapi import document
-from datafari_rag.api.search import SEARCH_PARAMS, VECTOR_PARAMS
+from datafari_rag.api.search import RAG_SELECT_PARAMS, SEARCH_PARAMS, VECTOR_PARAMS
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.solr import SolrClient
@@ -105,6 +105,6 @@ def test_the_document_names_every_parameter_the_views_accept(api_app: Flask) -> 
     paths = doc["paths"]
     select = {p["name"] for p in paths["/Datafari/rest/v2.0/search/select"]["get"]["parameters"]}
     vector = {p["name"] for p in paths["/Datafari/rest/v2.0/search/vector"]["get"]["parameters"]}
-    assert select == SEARCH_PARAMS and vector == VECTOR_PARAMS
+    assert select == SEARCH_PARAMS | RAG_SELECT_PARAMS and vector == VECTOR_PARAMS
     routes = {rule.rule for rule in api_app.url_map.iter_rules() if rule.endpoint != "static"}
     assert routes == set(paths)

@@ -160,6 +160,52 @@ def test_a_snippet_larger_than_the_limit_is_cut(client_for: Callable[..., FlaskC
     assert fake_llm.prompts() and all(len(p) <= 1500 for p in fake_llm.prompts())
 
 
+def test_chunking_enable_false_sends_each_document_whole(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm
+) -> None:
+    """Datafari 6.2's chunking.enable: off, the retrieved text is not cut into chunk.size pieces."""
+    rag(client_for(chunk_size=1000), query="valve procedure", id=BIG_ID)
+    chunked = "".join(fake_llm.prompts()).count("<document ")
+    fake_llm.reset()
+    rag(client_for(chunk_size=1000, chunking_enabled=False), query="valve procedure", id=BIG_ID)
+    [whole] = fake_llm.prompts()
+    assert chunked >= 12 and whole.count("<document ") == 1
+    assert all(f"Section {i}." in whole for i in range(12))
+
+
+def test_the_61_prompt_parameter_is_the_question_and_q_the_search(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm
+) -> None:
+    client = client_for()
+    question = "How many days can I take off each year?"
+    params = {"q": "paid annual leave", "action": "rag", "prompt": question}
+    out = client.get(f"{API}/search/select", query_string=params)
+    assert out.get_json()["status"] == "OK"
+    assert "file://share/hr/holidays.txt" in [d["url"] for d in out.get_json()["content"]["documents"]]
+    [prompt] = fake_llm.prompts()
+    assert prompt.rstrip().endswith(f"Question: {question}") and "25 days of paid annual leave" in prompt
+    fake_llm.reset()
+    body = rag(client, query="paid annual leave", prompt=question)
+    assert body["status"] == "OK" and fake_llm.prompts()[0].rstrip().endswith(f"Question: {question}")
+    for bad in ({"query": "leave", "prompt": ""}, {"query": "leave", "prompt": 3}):
+        refused = rag(client, **bad)["content"]["error"]
+        assert refused["label"] == "ragBadRequest" and "'prompt'" in refused["reason"]
+    plain = client.get(f"{API}/search/select", query_string={"q": "leave", "prompt": question}).get_json()
+    assert plain["content"]["error"]["label"] == "ragBadRequest"  # only with action=rag
+
+
+def test_strip_accents_is_an_option_off_by_default(client_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
+    query = "télétravail combien de jours par semaine"
+    rag(client_for(retrieval_method="bm25"), query=query)
+    assert "Question: télétravail" in fake_llm.prompts()[0] and "Le télétravail est possible" in fake_llm.prompts()[0]
+    fake_llm.reset()
+    out = rag(client_for(retrieval_method="bm25", strip_accents=True), query=query)
+    [prompt] = fake_llm.prompts()
+    assert "Question: teletravail combien" in prompt and "Le teletravail est possible" in prompt
+    assert "é" not in prompt.split("Documents:")[1]
+    assert "file://share/rh/teletravail.txt" in [d["url"] for d in out["content"]["documents"]]  # searched with accents
+
+
 def test_chat_memory_puts_the_last_messages_in_the_prompt(
     client_for: Callable[..., FlaskClient], fake_llm: FakeLlm
 ) -> None:
