@@ -8,6 +8,7 @@ from .api import errors
 from .api.ai import bp as ai_bp
 from .api.auth import bp as auth_bp
 from .api.capacity import AnswerSlots
+from .api.conversations import bp as conversations_bp
 from .api.datafari_v1 import bp as datafari_v1_bp
 from .api.health import bp as health_bp
 from .api.openapi import bp as openapi_bp
@@ -39,6 +40,7 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     app.register_blueprint(ai_bp, url_prefix=prefix)
     app.register_blueprint(search_bp, url_prefix=prefix)
     app.register_blueprint(stream_bp, url_prefix=prefix)
+    app.register_blueprint(conversations_bp, url_prefix=prefix)
     # DatafariUI's start-up calls: Datafari's v1.0 API beside the v2.0 one
     app.register_blueprint(datafari_v1_bp, url_prefix=prefix.removesuffix("/v2.0") + "/v1.0")
     app.register_blueprint(update_bp)

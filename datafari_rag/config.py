@@ -42,7 +42,7 @@ def _key(section: str, name: str, default: Any, help: str, choices: tuple[str, .
     return field(default=default, metadata=meta)
 
 
-SOLR, EMBED, AGENT, SERVER, RAG, LLM, INDEX, SECURITY, LOCAL = (
+SOLR, EMBED, AGENT, SERVER, RAG, LLM, INDEX, SECURITY, LOCAL, CONVERSATIONS = (
     "Solr",
     "Embeddings (Solr's text-to-vector model)",
     "Local AI agent",
@@ -52,6 +52,7 @@ SOLR, EMBED, AGENT, SERVER, RAG, LLM, INDEX, SECURITY, LOCAL = (
     "Indexing: chunk-and-embed into VectorMain (Datafari's vector.* keys)",
     "Security: who the user is, which tokens they hold",
     "Local Solr runtime (datafari-rag solr start)",
+    "Conversations kept on the server",
 )
 _SPLITTERS = ("recursiveSplitter", "paragraphSplitter", "sentenceSplitter", "lineSplitter", "characterSplitter")
 
@@ -415,6 +416,19 @@ class Settings:
         False,
         "Callers on this machine may call POST /update with no credential. Off by default: behind a "
         "reverse proxy on the same machine every client would count as local.",
+    )
+    conversations_url: str = _key(
+        CONVERSATIONS,
+        "conversations.url",
+        "",
+        "SQLAlchemy URL of the conversation store: empty, SQLite in the var directory (conversations.db); "
+        "production: postgresql+psycopg://user:password@host/database.",
+    )
+    conversations_max_per_user: int = _key(
+        CONVERSATIONS, "conversations.maxPerUser", 500, "Conversations one user may keep.", minimum=1
+    )
+    conversations_max_turns: int = _key(
+        CONVERSATIONS, "conversations.maxTurns", 500, "Questions one conversation may hold.", minimum=1
     )
     solr_heap: str = _key(LOCAL, "solr.local.heap", "1g", "Java heap of a local Solr node.")
     solr_soft_commit_ms: int = _key(

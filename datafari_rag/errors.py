@@ -53,6 +53,15 @@ LABELS: dict[str, Label] = {
     "authorityUnavailable": Label(
         503, "Sorry, your access rights cannot be checked right now. Please try again later."
     ),
+    # conversations kept on the server
+    "conversationBadRequest": Label(400, "The conversation request is not valid."),
+    "conversationNotFound": Label(404, "Sorry, this conversation does not exist."),
+    "conversationLimit": Label(
+        409, "Sorry, the limit is reached: delete an old conversation, or start a new one, to go on."
+    ),
+    "conversationStoreUnavailable": Label(
+        503, "Sorry, conversations cannot be reached right now. Please try again later."
+    ),
     # the update endpoint
     "updateBadRequest": Label(400, "The update request is not valid."),
     "updateTechnicalError": Label(500, "The update could not be written to the index."),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .config import Settings
+from .conversations import StoreHandle
 from .indexing.indexer import Indexer
 from .indexing.outbox import Outbox
 from .llm import LlmService, OpenAiLlmService
@@ -25,6 +26,7 @@ class Services:
     llm: LlmService
     pipeline: Pipeline
     indexer: Indexer
+    conversations: StoreHandle
 
 
 def solr_client(settings: Settings) -> SolrClient:
@@ -49,4 +51,5 @@ def build_services(settings: Settings, llm: LlmService | None = None, outbox: Ou
         llm=llm,
         pipeline=Pipeline(settings, main, vectors, llm),
         indexer=Indexer(settings, main, vectors, outbox or Outbox()),
+        conversations=StoreHandle(settings),
     )

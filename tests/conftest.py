@@ -12,6 +12,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +22,7 @@ from datafari_rag.config import Settings
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import BootstrapReport, bootstrap
 from datafari_rag.testing.fake_llm import FakeLlm
+from datafari_rag.testing.postgres import new_database, postgres
 from datafari_rag.testing.servers import free_port, serve
 
 TEST_PREFIX = os.environ.get("DATAFARI_RAG_TEST_PREFIX", "test_")
@@ -34,6 +36,21 @@ def _say(config: pytest.Config, line: str) -> None:
         return
     with capture.global_and_fixture_disabled():
         reporter.write_line(line)
+
+
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A real PostgreSQL server (pgserver's binaries), started once."""
+    with postgres(tmp_path_factory.mktemp("pg")) as server:
+        yield server
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A new, empty database on each engine the conversation store supports."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'conversations.db'}"
+    return new_database(request.getfixturevalue("postgres_server"))
 
 
 @pytest.fixture(scope="session")
@@ -87,12 +104,13 @@ def solr_url(request: pytest.FixtureRequest) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def settings(solr_url: str, agent_url: str) -> Settings:
+def settings(solr_url: str, agent_url: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
     return Settings(
         solr_url=solr_url,
         collection_main=f"{TEST_PREFIX}FileShare",
         collection_vector=f"{TEST_PREFIX}VectorMain",
         embeddings_endpoint=agent_url,
+        conversations_url=f"sqlite:///{tmp_path_factory.mktemp('store') / 'conversations.db'}",
     )
 
 

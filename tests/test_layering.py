@@ -43,3 +43,10 @@ def test_only_the_api_and_the_app_reach_flask_request_state() -> None:
         if rel[0] in ("api", "agent", "testing") or rel == ("app.py",) or rel == ("evaluation", "answers.py"):
             continue
         assert "from flask import" not in path.read_text(), path
+
+
+def test_the_conversation_store_knows_nothing_of_the_web_api() -> None:
+    forbidden = ("datafari_rag.api", "datafari_rag.services", "datafari_rag.app", "flask")
+    for module, imports in _imports(PACKAGE / "conversations").items():
+        bad = [i for i in imports if i.startswith(forbidden)]
+        assert not bad, f"{module} imports {bad}"

@@ -4,7 +4,8 @@ The body is 7.0's ``AiRequest``: ``query`` (or ``q``), ``action`` (``rag`` by de
 ``summarize``, ``search``; ``agentic`` answers ``agenticErrorNotEnabled`` until tools exist),
 ``id``, ``lang``, ``history`` (``{role, message}`` or 6.2's ``{role, content}``), ``filters``
 (sources only among these values of whitelisted fields, ``filters.id`` among those documents),
-``conversationId`` and ``memoryId`` (echoed; conversations are not kept yet). The answer is 7.0's
+``conversationId`` (or chat-core's ``room_id``: the stored conversation the turn belongs to, see
+``api/conversations.py``) and ``memoryId`` (echoed). The answer is 7.0's
 ``ApiResponse``: ``{"status", "content": {"message", "sources": [{id, title, url, content}],
 "docs"?, "conversationId"?, "error"?: {"code" (a string), "label", "message", "reason"}}}``;
 a request 7.0 would refuse is HTTP 400, a service error HTTP 200 with ``status: ERROR``, as 7.0
@@ -27,6 +28,7 @@ from .auth import current_access
 from .body import json_object
 from .capacity import answer_slot
 from .context import get_services
+from .conversations import bind_turn, conversation_id
 from .errors import log_error
 from .rag import accept_language
 from .validation import parse_format, parse_history, parse_id, parse_lang, parse_prompt, parse_query
@@ -35,7 +37,7 @@ bp = Blueprint("ai", __name__)
 
 ACTIONS = ("rag", "summarize", "search", "agentic")
 KNOWN = {"query", "q", "action", "id", "lang", "history", "filters", "agent", "conversationId", "memoryId", "format"}
-KNOWN |= {"prompt"}  # 6.1/6.2 bodies (ai/stream shares this parser): the question the LLM answers
+KNOWN |= {"prompt", "room_id"}  # 6.1/6.2 bodies (ai/stream shares this parser): the question the LLM answers
 PREVIEW = 200  # characters of a source's text, as 7.0's sources carry
 
 
@@ -60,12 +62,14 @@ def parsed(body: dict[str, Any]) -> tuple[str, RagRequest, dict[str, Any]]:
     if "query" in body and "q" in body:
         raise DatafariError("aiBadRequest", "Give 'query' or 'q', not both.")
     echo = {}
-    for name in ("conversationId", "memoryId"):
-        value = body.get(name)
-        if value is not None:
-            if not isinstance(value, str) or not value.strip() or len(value) > 200:
-                raise DatafariError("aiBadRequest", f"'{name}' must be a string of at most 200 characters.")
-            echo[name] = value
+    cid = conversation_id(body, "aiBadRequest")
+    if cid is not None:
+        echo["conversationId"] = cid
+    memory = body.get("memoryId")
+    if memory is not None:
+        if not isinstance(memory, str) or not memory.strip() or len(memory) > 200:
+            raise DatafariError("aiBadRequest", "'memoryId' must be a string of at most 200 characters.")
+        echo["memoryId"] = memory
     if body.get("agent") is not None and not isinstance(body.get("agent"), str):
         raise DatafariError("aiBadRequest", "'agent' must be a string.")
     try:
@@ -110,6 +114,8 @@ def ai() -> tuple[Response, int]:
         return _answer({"message": None, "sources": [], "error": _error(exc, 400)}, 400)
     services = get_services()
     try:
+        # a conversation must be the user's, whatever the action; only rag answers add a turn
+        rag, recorder = bind_turn(rag, echo.get("conversationId"), "aiTechnicalError")
         if action == "agentic":
             raise DatafariError("agenticErrorNotEnabled", "The agentic mode needs tools, which are not offered yet.")
         if action == "search":
@@ -118,12 +124,13 @@ def ai() -> tuple[Response, int]:
             if action == "summarize":
                 summary = services.pipeline.summarize(rag.doc_id or "", rag.lang, current_access())
                 return _answer({"message": summary, "sources": [], **echo})
-            answer = services.pipeline.answer(rag, current_access())
+            answer = services.pipeline.answer(rag, current_access(), recorder.wrap if recorder else None)
         sources = [{**d, "content": d.get("content", "")[:PREVIEW]} for d in answer.documents]
         return _answer({"message": answer.message, "sources": sources, **echo})
     except DatafariError as exc:
         log_error(exc)
-        return _answer({"message": None, "sources": [], **echo, "error": _error(exc)})
+        status = exc.http_status(services.settings.errors_as_http_status)  # Datafari's own labels: 200
+        return _answer({"message": None, "sources": [], **echo, "error": _error(exc)}, status)
     except SolrError as exc:
         error = DatafariError("aiTechnicalError", "The search failed.", detail=str(exc))
         log_error(error, exc)

@@ -38,6 +38,7 @@ def _errors(*codes: int) -> dict[str, Any]:
 
 
 REFUSALS = (400, 401, 403, 413, 503)
+CONVERSATION_REFUSALS = (404, 409)  # a conversationId that is not the user's; a full conversation
 
 
 def _history(text: str) -> dict[str, Any]:
@@ -58,6 +59,7 @@ def _schemas(max_query: int) -> dict[str, Any]:
     }
     lang = {"type": "string", "enum": sorted(LANGUAGES), "description": "ISO 639-1 answer language"}
     question = {"type": "string", "minLength": 1, "maxLength": max_query}
+    conversation = {"type": "string", "maxLength": 200, "description": "a conversation kept on the server"}
     doc_id = {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}
     answer_format = {"type": "string", "enum": ["default", *sorted(FORMATS)]}
     return {
@@ -108,6 +110,8 @@ def _schemas(max_query: int) -> dict[str, Any]:
                 "format": answer_format,
                 "history": _history("content"),
                 "prompt": {**question, "description": "Datafari 6.1: the question the LLM answers; query is searched"},
+                "conversationId": conversation,
+                "room_id": conversation,
             },
             "required": ["query"],
         },
@@ -132,7 +136,8 @@ def _schemas(max_query: int) -> dict[str, Any]:
                     "additionalProperties": {"type": "array", "items": {"type": "string"}, "minItems": 1},
                 },
                 "agent": {"type": "string"},
-                "conversationId": {"type": "string"},
+                "conversationId": conversation,
+                "room_id": conversation,
                 "memoryId": {"type": "string"},
             },
         },
@@ -232,6 +237,58 @@ def _schemas(max_query: int) -> dict[str, Any]:
                 },
             },
             "required": ["added", "failed", "deleted", "results"],
+        },
+        "Conversation": {
+            "type": "object",
+            "properties": {k: {"type": "string"} for k in ("id", "title", "created_at", "last_refresh")},
+            "required": ["id", "title", "created_at", "last_refresh"],
+        },
+        "Block": {
+            "type": "object",
+            "properties": {
+                "id": {"type": "string"},
+                "position": {"type": "integer"},
+                "question": {"type": "string"},
+                "answer": {"type": "string"},
+                "status": {"enum": ["done", "error", "idle"]},
+                "search_type": {"type": "string"},
+                "rewritten_queries": {"type": "array", "items": {"type": "string"}},
+                "sources": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {k: {"type": "string"} for k in ("id", "title", "url")},
+                    },
+                },
+                "usage": {"type": "object"},
+                "error_label": {"type": ["string", "null"]},
+                "latency_ms": {"type": ["integer", "null"]},
+                "created_at": {"type": "string"},
+            },
+            "required": ["id", "position", "question", "answer", "status", "sources"],
+        },
+        "ConversationAnswer": {
+            "type": "object",
+            "properties": {
+                "status": {"const": "OK"},
+                "content": {
+                    "type": "object",
+                    "properties": {
+                        "conversations": {"type": "array", "items": _ref("Conversation")},
+                        "conversation": {
+                            "allOf": [_ref("Conversation")],
+                            "properties": {"blocks": {"type": "array", "items": _ref("Block")}},
+                        },
+                        "deleted": {"type": "string"},
+                    },
+                },
+            },
+            "required": ["status", "content"],
+        },
+        "ConversationTitle": {
+            "type": "object",
+            "properties": {"title": {"type": "string", "minLength": 1, "maxLength": 200}},
+            "additionalProperties": False,
         },
         "Health": {
             "type": "object",
@@ -340,7 +397,7 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
                 "post": {
                     "summary": "An answer from the index (with id: from that one document)",
                     "requestBody": rag_body,
-                    "responses": {"200": answer, **_errors(*REFUSALS)},
+                    "responses": {"200": answer, **_errors(*REFUSALS, *CONVERSATION_REFUSALS)},
                 }
             },
             f"{prefix}/ai": {
@@ -350,7 +407,7 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
                     "responses": {
                         code: _json(_ref("AiResponse"), "7.0's ApiResponse") for code in ("200", "400", "500")
                     }
-                    | _errors(401, 403, 413, 503),
+                    | _errors(401, 403, 413, 503, *CONVERSATION_REFUSALS),
                 }
             },
             f"{prefix}/ai/summarize": {
@@ -373,7 +430,7 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
                                 JSON: {"schema": _ref("Error")},
                             },
                         },
-                        **_errors(*REFUSALS),
+                        **_errors(*REFUSALS, *CONVERSATION_REFUSALS),
                     },
                 }
             },
@@ -415,6 +472,43 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
             f"{v1}/status/features/favorites": _v1("Favorites are not offered", 401),
             f"{v1}/emails/admin": _v1("No administrator e-mail address is configured"),
             f"{v1}/aggregator": _v1("No federated search: an empty aggregator list"),
+            f"{prefix}/conversations": {
+                "get": {
+                    "summary": "My conversations, the most recently used first",
+                    "responses": {"200": _json(_ref("ConversationAnswer"), "the list"), **_errors(401, 403, 503)},
+                },
+                "post": {
+                    "summary": "Start a conversation (its id goes in conversationId of ai/rag, ai/stream, ai)",
+                    "requestBody": {"content": {JSON: {"schema": _ref("ConversationTitle")}}},
+                    "responses": {
+                        "201": _json(_ref("ConversationAnswer"), "the new conversation"),
+                        **_errors(400, 401, 403, 409, 413, 503),
+                    },
+                },
+            },
+            f"{prefix}/conversations/{{conversation_id}}": {
+                verb: {
+                    "summary": summary,
+                    "parameters": [
+                        {"name": "conversation_id", "in": "path", "required": True, "schema": {"type": "string"}}
+                    ],
+                    **(
+                        {"requestBody": {"required": True, "content": {JSON: {"schema": _ref("ConversationTitle")}}}}
+                        if verb in ("patch", "put")
+                        else {}
+                    ),
+                    "responses": {
+                        "200": _json(_ref("ConversationAnswer"), "the conversation"),
+                        **_errors(400, 401, 403, 404, 413, 503),
+                    },
+                }
+                for verb, summary in (
+                    ("get", "One of my conversations, its turns and the sources I may still read"),
+                    ("patch", "Rename one of my conversations"),
+                    ("put", "Rename one of my conversations"),
+                    ("delete", "Delete one of my conversations and its turns"),
+                )
+            },
             "/update": update,
             f"{prefix}/update": update,
         },

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, request
 
+from ..conversations.recorder import TurnRecorder
 from ..errors import DatafariError
 from ..rag.pipeline import RagRequest
 from ..rag.prompts import LANGUAGES
@@ -11,6 +12,7 @@ from .auth import current_access
 from .body import json_object
 from .capacity import answer_slot
 from .context import get_services
+from .conversations import bind_turn, conversation_id
 from .errors import ok
 from .validation import parse_format, parse_id, parse_lang, parse_prompt, parse_query, rag_request
 
@@ -22,16 +24,18 @@ def accept_language() -> str | None:
     return request.accept_languages.best_match(list(LANGUAGES))
 
 
-def run_rag(rag: RagRequest) -> Response:
+def run_rag(rag: RagRequest, recorder: TurnRecorder | None = None) -> Response:
     with answer_slot():
-        answer = get_services().pipeline.answer(rag, current_access())
+        answer = get_services().pipeline.answer(rag, current_access(), recorder.wrap if recorder else None)
     return ok(answer.message, answer.documents)
 
 
 @bp.post("/ai/rag")
 def ai_rag() -> Response:
     settings = get_services().settings
-    return run_rag(rag_request(json_object("ragBadRequest"), settings.query_max_length, accept_language()))
+    body = json_object("ragBadRequest")
+    rag = rag_request(body, settings.query_max_length, accept_language())
+    return run_rag(*bind_turn(rag, conversation_id(body, "ragBadRequest")))
 
 
 def select_rag() -> Response:

@@ -23,13 +23,15 @@ from typing import Any
 
 from flask import Blueprint, Response, request, stream_with_context
 
+from ..conversations.recorder import TurnRecorder
 from ..errors import DatafariError
-from ..rag.pipeline import Event, RagRequest
+from ..rag.pipeline import INTERNAL_EVENTS, Event, RagRequest
 from .ai import parsed
 from .auth import current_access
 from .body import json_object
 from .capacity import Hold, slots
 from .context import get_services
+from .conversations import bind_turn
 from .errors import log_error
 
 bp = Blueprint("stream", __name__)
@@ -39,14 +41,15 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def rag_events(rag: RagRequest, hold: Hold | None = None) -> Iterator[Event]:
+def rag_events(rag: RagRequest, hold: Hold | None = None, recorder: TurnRecorder | None = None) -> Iterator[Event]:
     """The pipeline's events, with the start, the end and any error as events too; ``hold``'s
-    answer slot is given back when they end."""
+    answer slot is given back when they end; ``recorder`` keeps the turn in its conversation."""
     services = get_services()
     yield Event("stream.started", {"id": uuid.uuid4().hex, "query": rag.query})
     partial: list[str] = []
     sources_sent = False
-    events = services.pipeline.events(rag, current_access(), stream=True)
+    answer = services.pipeline.events(rag, current_access(), stream=True)
+    events = recorder.wrap(answer) if recorder else answer
     try:
         for event in events:
             if event.type == "message.delta":
@@ -62,7 +65,8 @@ def rag_events(rag: RagRequest, hold: Hold | None = None) -> Iterator[Event]:
         yield Event("stream.completed", {"status": "ERROR"})
         return
     finally:
-        events.close()  # the client left: cancels the LLM stream upstream
+        events.close()  # the client left: the turn is kept as idle, and
+        answer.close()  # the LLM stream is cancelled upstream
         if hold is not None:
             hold.release()
     yield Event("stream.completed", {"status": "OK"})
@@ -75,6 +79,8 @@ def _error_data(error: DatafariError) -> dict[str, Any]:
 def ndjson(events: Iterator[Event]) -> Iterator[str]:
     """Datafari 7.0's lines: each source announced as it is known, error codes as strings."""
     for event in events:
+        if event.type in INTERNAL_EVENTS:
+            continue
         if event.type == "sources.final":
             for item in event.data["items"]:
                 yield _line(Event("sources.add", item))
@@ -126,7 +132,7 @@ def ai_stream() -> Response:
     wants_sse = request.accept_mimetypes.best == "text/event-stream"
     mimetype = "text/event-stream" if wants_sse else "application/x-ndjson"
     try:
-        action, rag, _ = parsed(json_object("aiBadRequest"))
+        action, rag, echo = parsed(json_object("aiBadRequest"))
         if action != "rag":
             raise DatafariError("aiBadRequest", f"Only action rag streams; send {action} to POST ai.")
     except DatafariError as exc:
@@ -134,8 +140,16 @@ def ai_stream() -> Response:
             raise DatafariError("ragBadRequest", exc.reason) from None
         log_error(exc)
         return Response(ndjson(refused(exc)), mimetype=mimetype)
+    try:
+        rag, recorder = bind_turn(rag, echo.get("conversationId"))
+    except DatafariError as exc:
+        if wants_sse:
+            raise
+        log_error(exc)
+        return Response(ndjson(refused(exc)), mimetype=mimetype)
     hold = Hold(slots())  # refused here, as JSON, when every answer slot is held
-    body = sse(rag_events(rag, hold)) if wants_sse else ndjson(rag_events(rag, hold))
+    events = rag_events(rag, hold, recorder)
+    body = sse(events) if wants_sse else ndjson(events)
     response = Response(stream_with_context(body), mimetype=mimetype)
     response.call_on_close(hold.release)  # a stream never read gives its slot back too
     response.headers["Cache-Control"] = "no-cache"

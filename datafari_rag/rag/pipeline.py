@@ -34,6 +34,7 @@ from .strategies import FinalCall, mapreduce, refine
 
 log = logging.getLogger(__name__)
 CONVERSATION = "This conversation"  # the title the conversation has when it is the only context
+INTERNAL_EVENTS = frozenset({"query.rewritten"})  # for the server's own use, never sent to a client
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,9 @@ class RagRequest:
 class Event:
     type: str
     data: dict[str, Any]
+
+
+Wrap = Callable[[Iterator[Event]], Iterator[Event]]
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,8 @@ class Pipeline:
             if rewriting_enabled(s):
                 yield Event("phase", {"name": "rag:query rewriting"})
             query = search_query(self.llm, s, request.query, request.history, usage)
+            if query != request.query:  # for the conversation store; streams do not show it
+                yield Event("query.rewritten", {"query": query})
             yield Event("phase", {"name": "rag:retrieval"})
             if request.doc_id is not None:
                 found = retrieve_document(retrieval, request.doc_id, query)
@@ -156,10 +162,12 @@ class Pipeline:
         cleaned = [_cleaned(x, not s.strip_accents) for x in found]
         return chunk_snippets(cleaned, s.chunk_size) if s.chunking_enabled else cleaned
 
-    def answer(self, request: RagRequest, access: UserAccess) -> RagAnswer:
-        """The answer and its sources, for ``ai/rag``."""
+    def answer(self, request: RagRequest, access: UserAccess, wrap: Wrap | None = None) -> RagAnswer:
+        """The answer and its sources, for ``ai/rag``; ``wrap`` sees the events on their way (the
+        conversation store records the turn)."""
         documents: list[dict[str, str]] = []
-        for event in self.events(request, access):
+        events = self.events(request, access)
+        for event in wrap(events) if wrap else events:
             if event.type == "sources.final":
                 documents = event.data["items"]
             elif event.type == "message.final":

@@ -60,10 +60,10 @@ def source_ids(body: dict[str, Any]) -> set[str]:
 
 def test_rag_with_q_and_7_0_history(ai: Callable[..., Any], fake_llm: FakeLlm) -> None:
     history = [{"role": "user", "message": "Which pumps?"}, {"role": "assistant", "message": "The cooling pumps."}]
-    status, body = ai({"q": "When is the cooling pump inspected?", "history": history, "conversationId": "c-1"})
+    status, body = ai({"q": "When is the cooling pump inspected?", "history": history, "memoryId": "m-1"})
     assert status == 200 and body["status"] == "OK", body
     content = body["content"]
-    assert content["message"] == "A fake answer." and content["conversationId"] == "c-1"
+    assert content["message"] == "A fake answer." and content["memoryId"] == "m-1"
     assert source_ids(body) <= {"ai-1", "ai-2", "ai-3"} and source_ids(body)
     assert all(set(s) == {"id", "title", "url", "content"} and len(s["content"]) <= 200 for s in content["sources"])
     assert any("The cooling pumps." in p for p in fake_llm.prompts())  # 7.0's history reached the LLM (chat memory)

@@ -1,0 +1,155 @@
+"""Conversations kept on the server: ``GET|POST conversations``, ``GET|PATCH|PUT|DELETE
+conversations/<id>``, and the binding of a RAG request's ``conversationId`` (or ``room_id``) to
+its stored history and to the turn it adds.
+
+A conversation belongs to the signed-in user who created it; anonymous requests get none. Another
+user's conversation answers exactly like a missing one (404 ``conversationNotFound``). Reopening a
+conversation shows each stored source only if the user may still read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from flask import Blueprint, Response, jsonify
+
+from ..conversations import ConversationLimit, ConversationNotFound, ConversationStore, StoreUnavailable
+from ..conversations.recorder import TurnRecorder
+from ..errors import DatafariError
+from ..rag.pipeline import RagRequest
+from ..retrieval.filters import SourceFilter
+from .auth import current_access
+from .body import json_object
+from .context import get_services
+
+bp = Blueprint("conversations", __name__)
+MAX_ID_CHARS = 200  # what Datafari 7.0 echoes; ours are UUIDs
+
+
+def _owner() -> str:
+    username = current_access().username
+    if username is None:
+        raise DatafariError("authenticationFailed", "Conversations belong to a signed-in user.")
+    return username
+
+
+def _store() -> ConversationStore:
+    try:
+        return get_services().conversations.get()
+    except StoreUnavailable as exc:
+        raise DatafariError("conversationStoreUnavailable", detail=str(exc)) from exc
+
+
+def _run(call: Any, *args: Any) -> Any:
+    """A store call, its failures as Datafari's errors."""
+    try:
+        return call(*args)
+    except ConversationNotFound:
+        raise DatafariError("conversationNotFound") from None
+    except ConversationLimit as exc:
+        raise DatafariError("conversationLimit", str(exc)) from None
+    except StoreUnavailable as exc:
+        raise DatafariError("conversationStoreUnavailable", detail=str(exc)) from exc
+
+
+def _ok(content: dict[str, Any], status: int = 200) -> tuple[Response, int]:
+    return jsonify({"status": "OK", "content": content}), status
+
+
+def _title(body: dict[str, Any], required: bool) -> str | None:
+    unknown = sorted(set(body) - {"title"})
+    if unknown:
+        raise DatafariError("conversationBadRequest", f"Unknown field(s): {', '.join(unknown)}.")
+    title = body.get("title")
+    if title is None and not required:
+        return None
+    if not isinstance(title, str) or not title.strip() or len(title) > 200:
+        raise DatafariError("conversationBadRequest", "'title' must be a string of 1 to 200 characters.")
+    return " ".join(title.split())
+
+
+@bp.get("/conversations")
+def list_conversations() -> tuple[Response, int]:
+    owner = _owner()
+    return _ok({"conversations": _run(_store().list, owner)})
+
+
+@bp.post("/conversations")
+def create_conversation() -> tuple[Response, int]:
+    owner = _owner()
+    title = _title(json_object("conversationBadRequest"), required=False)
+    return _ok({"conversation": _run(_store().create, owner, title)}, 201)
+
+
+@bp.get("/conversations/<conversation_id>")
+def read_conversation(conversation_id: str) -> tuple[Response, int]:
+    owner = _owner()
+    conversation = _run(_store().get, owner, conversation_id)
+    return _ok({"conversation": _still_readable(conversation)})
+
+
+@bp.route("/conversations/<conversation_id>", methods=["PATCH", "PUT"])
+def rename_conversation(conversation_id: str) -> tuple[Response, int]:
+    owner = _owner()
+    title = _title(json_object("conversationBadRequest"), required=True)
+    return _ok({"conversation": _run(_store().rename, owner, conversation_id, title)})
+
+
+@bp.delete("/conversations/<conversation_id>")
+def delete_conversation(conversation_id: str) -> tuple[Response, int]:
+    owner = _owner()
+    _run(_store().delete, owner, conversation_id)
+    return _ok({"deleted": conversation_id})
+
+
+def _still_readable(conversation: dict[str, Any]) -> dict[str, Any]:
+    """The conversation with each stored source kept only if the user may read it now (one
+    secured search for all of them); a source that became unreadable is left out entirely."""
+    ids = sorted({s["id"] for block in conversation["blocks"] for s in block["sources"] if s.get("id")})
+    readable: set[str] = set()
+    services = get_services()
+    for start in range(0, len(ids), 500):
+        batch = ids[start : start + 500]
+        params = [("q", "*:*"), ("fl", "id"), ("rows", len(batch)), *SourceFilter({"id": tuple(batch)}).main_params()]
+        try:
+            found = services.main.search("select", params, current_access())
+        except Exception as exc:  # fail closed: no source is shown when permissions cannot be checked
+            raise DatafariError("ragTechnicalError", "The sources' permissions could not be checked.") from exc
+        readable |= {doc["id"] for doc in found["response"]["docs"]}
+    blocks = [{**b, "sources": [s for s in b["sources"] if s.get("id") in readable]} for b in conversation["blocks"]]
+    return {**conversation, "blocks": blocks}
+
+
+def conversation_id(body: dict[str, Any], label: str) -> str | None:
+    """``conversationId`` (Datafari 7.0) or ``room_id`` (chat-core) of a request body, validated."""
+    if "conversationId" in body and "room_id" in body:
+        raise DatafariError(label, "Give 'conversationId' or 'room_id', not both.")
+    value = body.get("conversationId", body.get("room_id"))
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID_CHARS:
+        raise DatafariError(label, f"'conversationId' must be a string of at most {MAX_ID_CHARS} characters.")
+    return value
+
+
+def bind_turn(
+    rag: RagRequest, cid: str | None, technical_label: str = "ragTechnicalError"
+) -> tuple[RagRequest, TurnRecorder | None]:
+    """With a conversation: the request with the stored history (unless the body sent its own)
+    and the recorder of the new turn; without one, the request unchanged."""
+    if cid is None:
+        return rag, None
+    owner = _owner()
+    services = get_services()
+    try:
+        store = services.conversations.get()
+        history = store.prepare_turn(owner, cid, services.settings.chat_history_size)
+    except ConversationNotFound:
+        raise DatafariError("conversationNotFound") from None
+    except ConversationLimit as exc:
+        raise DatafariError("conversationLimit", str(exc)) from None
+    except StoreUnavailable as exc:  # the answer is refused rather than given and not kept
+        raise DatafariError(technical_label, "The conversation store cannot be reached.", detail=str(exc)) from exc
+    recorder = TurnRecorder(store, owner, cid, rag.question or rag.query, technical_label=technical_label)
+    return (rag if rag.history else replace(rag, history=history)), recorder

@@ -1,0 +1,262 @@
+"""Each user's conversations and their turns (blocks), behind one small interface.
+
+Every read and write names the user: a conversation of another user is found exactly as one
+that does not exist. A turn is written in one transaction (question, answer, sources, usage),
+so a failure never leaves half of it. Any database failure is :class:`StoreUnavailable`.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Engine, func, select
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from ..config import Settings
+from .database import database_url, migrate, open_engine
+from .schema import STATUSES, Block, Conversation
+
+TITLE_MAX = 200
+# SQLite has no row locks: two turns of one conversation written at once may pick the same place,
+# the later one is refused by the unique (conversation, position) and tries the next place.
+_APPEND_TRIES = 10
+
+
+class ConversationNotFound(LookupError):
+    """No conversation with this id belongs to this user (it may not exist at all)."""
+
+
+class ConversationLimit(ValueError):
+    """The user has as many conversations, or the conversation as many turns, as allowed."""
+
+
+class StoreUnavailable(RuntimeError):
+    """The database could not be reached or refused the operation."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One question and how it was answered."""
+
+    question: str
+    answer: str
+    status: str  # done | error | idle
+    search_type: str = "rag"
+    rewritten_queries: list[str] = field(default_factory=list)
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
+    error_label: str | None = None
+    latency_ms: int | None = None
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _iso(moment: datetime) -> str:
+    """ISO 8601 in UTC; SQLite gives back naive datetimes, written in UTC."""
+    aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return aware.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _is_id(value: str) -> bool:
+    try:
+        return str(uuid.UUID(value)) == value
+    except (ValueError, AttributeError, TypeError):
+        return False
+
+
+def conversation_json(row: Conversation) -> dict[str, Any]:
+    created, refreshed = _iso(row.created_at), _iso(row.last_refresh)
+    return {"id": row.id, "title": row.title, "created_at": created, "last_refresh": refreshed}
+
+
+def block_json(block: Block) -> dict[str, Any]:
+    return {
+        "id": block.id,
+        "position": block.position,
+        "question": block.question,
+        "answer": block.answer,
+        "status": block.status,
+        "search_type": block.search_type,
+        "rewritten_queries": list(block.rewritten_queries),
+        "sources": list(block.sources),
+        "usage": dict(block.usage),
+        "error_label": block.error_label,
+        "latency_ms": block.latency_ms,
+        "created_at": _iso(block.created_at),
+    }
+
+
+class ConversationStore:
+    def __init__(self, engine: Engine, max_per_user: int = 500, max_turns: int = 500) -> None:
+        self.engine = engine
+        self.sessions = sessionmaker(engine, expire_on_commit=False)
+        self.max_per_user = max_per_user
+        self.max_turns = max_turns
+
+    @classmethod
+    def open(cls, settings: Settings) -> ConversationStore:
+        """The store of ``conversations.url``, its schema migrated to the newest revision."""
+        engine = open_engine(database_url(settings))
+        try:
+            migrate(engine)
+        except SQLAlchemyError as exc:
+            raise StoreUnavailable(f"the conversation store cannot be prepared: {exc}") from exc
+        return cls(engine, settings.conversations_max_per_user, settings.conversations_max_turns)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    @contextmanager
+    def _session(self) -> Iterator[Session]:
+        """One transaction: committed when the block ends, rolled back on any error."""
+        try:
+            with self.sessions.begin() as session:
+                yield session
+        except SQLAlchemyError as exc:
+            raise StoreUnavailable(f"the conversation store failed: {type(exc).__name__}") from exc
+
+    @staticmethod
+    def _owned(session: Session, username: str, conversation_id: str, lock: bool = False) -> Conversation:
+        """The user's conversation; ``lock`` holds its row until the transaction ends (PostgreSQL),
+        so that turns written at once take their places one after the other."""
+        found = _is_id(conversation_id)
+        row = session.get(Conversation, conversation_id, with_for_update=lock) if found else None
+        if row is None or row.username != username:
+            raise ConversationNotFound(conversation_id)
+        return row
+
+    def create(self, username: str, title: str | None = None) -> dict[str, Any]:
+        now = _now()
+        with self._session() as session:
+            mine = select(func.count()).select_from(Conversation).where(Conversation.username == username)
+            count = session.scalar(mine)
+            if (count or 0) >= self.max_per_user:
+                raise ConversationLimit(f"at most {self.max_per_user} conversations per user")
+            row = Conversation(
+                id=str(uuid.uuid4()),
+                username=username,
+                title=(title or f"Conversation of {now:%Y-%m-%d %H:%M}")[:TITLE_MAX],
+                created_at=now,
+                last_refresh=now,
+            )
+            session.add(row)
+            return conversation_json(row)
+
+    def list(self, username: str) -> list[dict[str, Any]]:
+        """The user's conversations, the most recently used first."""
+        query = (
+            select(Conversation)
+            .where(Conversation.username == username)
+            .order_by(Conversation.last_refresh.desc(), Conversation.id)
+        )
+        with self._session() as session:
+            return [conversation_json(row) for row in session.scalars(query)]
+
+    def get(self, username: str, conversation_id: str) -> dict[str, Any]:
+        """The conversation and its turns, in order; reopening it marks it as the last used."""
+        with self._session() as session:
+            row = self._owned(session, username, conversation_id)
+            row.last_refresh = _now()
+            return {**conversation_json(row), "blocks": [block_json(b) for b in row.blocks]}
+
+    def rename(self, username: str, conversation_id: str, title: str) -> dict[str, Any]:
+        with self._session() as session:
+            row = self._owned(session, username, conversation_id)
+            row.title = title[:TITLE_MAX]
+            return conversation_json(row)
+
+    def delete(self, username: str, conversation_id: str) -> None:
+        with self._session() as session:
+            session.delete(self._owned(session, username, conversation_id))
+
+    def history(self, username: str, conversation_id: str, size: int) -> list[dict[str, str]]:
+        """The last ``size`` messages of the conversation's answered turns (failed turns skipped)."""
+        with self._session() as session:
+            self._owned(session, username, conversation_id)
+            query = (
+                select(Block.question, Block.answer)
+                .where(Block.conversation_id == conversation_id, Block.status == "done")
+                .order_by(Block.position.desc())
+                .limit(max(size, 0) // 2 + 1)
+            )
+            messages: list[dict[str, str]] = []
+            for question, answer in reversed(session.execute(query).all()):
+                messages += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
+            return messages[-size:] if size > 0 else []
+
+    def prepare_turn(self, username: str, conversation_id: str, size: int) -> list[dict[str, str]]:
+        """Before a new turn is answered: the conversation is the user's and has room for one more
+        turn (else :class:`ConversationNotFound`, :class:`ConversationLimit`); its last ``size``
+        history messages."""
+        with self._session() as session:
+            self._owned(session, username, conversation_id)
+            count = select(func.count()).select_from(Block).where(Block.conversation_id == conversation_id)
+            turns = session.scalar(count)
+            if (turns or 0) >= self.max_turns:
+                raise ConversationLimit(f"at most {self.max_turns} questions per conversation")
+        return self.history(username, conversation_id, size)
+
+    def append(self, username: str, conversation_id: str, turn: Turn) -> str:
+        """Saves one turn at the end of the conversation; returns its block id."""
+        if turn.status not in STATUSES:
+            raise ValueError(f"unknown status {turn.status!r}")
+        for _ in range(_APPEND_TRIES):
+            try:
+                return self._append(username, conversation_id, turn)
+            except StoreUnavailable as exc:
+                if not isinstance(exc.__cause__, IntegrityError):
+                    raise
+        raise StoreUnavailable("the conversation is written by too many requests at once")
+
+    def _append(self, username: str, conversation_id: str, turn: Turn) -> str:
+        now = _now()
+        with self._session() as session:
+            row = self._owned(session, username, conversation_id, lock=True)
+            last = session.scalar(select(func.max(Block.position)).where(Block.conversation_id == conversation_id))
+            position = 0 if last is None else last + 1
+            if position >= self.max_turns:
+                raise ConversationLimit(f"at most {self.max_turns} questions per conversation")
+            block = Block(
+                id=str(uuid.uuid4()),
+                conversation_id=conversation_id,
+                position=position,
+                question=turn.question,
+                answer=turn.answer,
+                status=turn.status,
+                search_type=turn.search_type,
+                rewritten_queries=list(turn.rewritten_queries),
+                sources=list(turn.sources),
+                usage=dict(turn.usage),
+                error_label=turn.error_label,
+                latency_ms=turn.latency_ms,
+                created_at=now,
+            )
+            session.add(block)
+            row.last_refresh = now
+            return block.id
+
+
+class StoreHandle:
+    """The process's store, opened (and migrated) at its first use rather than at start, so that
+    the sidecar serves searches and answers while the database is down; a failed opening is tried
+    again by the next request that needs the store."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._store: ConversationStore | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> ConversationStore:
+        with self._lock:
+            if self._store is None:
+                self._store = ConversationStore.open(self.settings)
+            return self._store

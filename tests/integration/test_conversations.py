@@ -1,0 +1,325 @@
+"""Conversations kept on the server, on a real Solr, on SQLite and on a real PostgreSQL server:
+the REST API, turns recorded by ai/rag, ai/stream and POST ai, history from the store, sources
+re-checked on reopening, owner-only access (random users), limits and a store that is down."""
+
+from __future__ import annotations
+
+import json
+import random
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+
+from datafari_rag.app import create_app
+from datafari_rag.config import Settings
+from datafari_rag.indexing.indexer import Indexer
+from datafari_rag.indexing.outbox import Outbox
+from datafari_rag.solr import SolrClient
+from datafari_rag.solr.bootstrap import bootstrap
+from datafari_rag.testing.fake_llm import FakeLlm
+from datafari_rag.testing.postgres import new_database
+from tests.integration.conftest import mapped_users
+
+API = "/Datafari/rest/v2.0"
+CONV = f"{API}/conversations"
+HR_DOC = "conv-hr"
+DOCS = [
+    ("conv-leave", "Annual leave", "Every employee gets 25 days of paid annual leave per year.", {}),
+    ("conv-pump", "Pump care", "The cooling pump is inspected every Monday by the day shift.", {}),
+    (HR_DOC, "Leave for managers", "Managers get 30 days of paid annual leave per year.", ["team-hr"]),
+]
+
+
+@pytest.fixture(scope="module")
+def indexed(solr: SolrClient, settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> tuple[Settings, Path]:
+    folder = tmp_path_factory.mktemp("conv")
+    users = {"hana": ["team-hr"], "otto": []} | {f"user-{i}": ["team-hr"] if i % 2 else [] for i in range(8)}
+    mine = mapped_users(settings, folder, "conv", users)
+    bootstrap(solr, mine)
+    index(solr, mine, folder, {HR_DOC: ["team-hr"]})
+    return mine, folder
+
+
+def index(solr: SolrClient, settings: Settings, folder: Path, acl: dict[str, list[str]]) -> None:
+    docs = [
+        {"id": i, "title": t, "url": f"file://share/{i}.txt", "exactContent": text}
+        | ({"allow_token_document": acl[i]} if i in acl else {})
+        for i, t, text, _ in DOCS
+    ]
+    results = Indexer.of(solr, settings, Outbox(folder / "o.sqlite")).add(docs, commit=True)
+    assert all(r.status == "ok" for r in results), results
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path_factory.mktemp('store') / 'conversations.db'}"
+    return new_database(request.getfixturevalue("postgres_server"))
+
+
+@pytest.fixture
+def app_for(
+    indexed: tuple[Settings, Path], store_url: str, fake_llm_server: tuple[FakeLlm, str], fake_llm: FakeLlm
+) -> Iterator[Callable[..., FlaskClient]]:
+    def make(**overrides: Any) -> FlaskClient:
+        values = {"conversations_url": store_url, **overrides}
+        mine = indexed[0].replace(
+            llm_endpoint=fake_llm_server[1], retrieval_method="bm25", chat_memory_enabled=True, **values
+        )
+        return create_app(mine).test_client()
+
+    yield make
+
+
+def as_user(user: str | None) -> dict[str, str]:
+    return {"X-Remote-User": user} if user else {}
+
+
+def start(client: FlaskClient, user: str, title: str | None = None) -> str:
+    response = client.post(CONV, json={"title": title} if title else {}, headers=as_user(user))
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()["content"]["conversation"]["id"]
+
+
+def ask(client: FlaskClient, user: str, cid: str, query: str, path: str = "ai/rag") -> dict[str, Any]:
+    response = client.post(f"{API}/{path}", json={"query": query, "conversationId": cid}, headers=as_user(user))
+    return response.get_json()
+
+
+def read(client: FlaskClient, user: str | None, cid: str) -> tuple[int, dict[str, Any]]:
+    response = client.get(f"{CONV}/{cid}", headers=as_user(user))
+    return response.status_code, response.get_json()
+
+
+def test_a_conversation_keeps_its_turns_and_feeds_the_next_ones(
+    app_for: Callable[..., FlaskClient], fake_llm: FakeLlm
+) -> None:
+    client = app_for()
+    cid = start(client, "hana", "Leave questions")
+    fake_llm.reset(lambda prompt: "You get 25 days." if "How many" in prompt.split("Question:")[-1] else "Yes.")
+    assert ask(client, "hana", cid, "How many days of paid annual leave?")["content"]["message"] == "You get 25 days."
+    assert ask(client, "hana", cid, "And is that per year?")["content"]["message"] == "Yes."
+    second = fake_llm.messages()[-1]  # the stored turn came back as real chat turns
+    assert [m["role"] for m in second] == ["system", "user", "assistant", "user"]
+    assert second[1]["content"] == "How many days of paid annual leave?" and second[2]["content"] == "You get 25 days."
+    status, body = read(client, "hana", cid)
+    conversation = body["content"]["conversation"]
+    assert status == 200 and conversation["title"] == "Leave questions"
+    first, then = conversation["blocks"]
+    assert (first["question"], first["answer"], first["status"]) == (
+        "How many days of paid annual leave?",
+        "You get 25 days.",
+        "done",
+    )
+    assert "conv-leave" in {s["id"] for s in first["sources"]} and all(
+        set(s) == {"id", "title", "url"} for s in first["sources"]
+    )
+    assert first["usage"]["total_tokens"] > 0 and first["latency_ms"] >= 0 and then["position"] == 1
+    listed = client.get(CONV, headers=as_user("hana")).get_json()["content"]["conversations"]
+    assert listed[0]["id"] == cid
+
+
+def test_a_history_in_the_body_wins_over_the_stored_one(app_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
+    client = app_for()
+    cid = start(client, "hana")
+    ask(client, "hana", cid, "How many days of paid annual leave?")
+    fake_llm.reset()
+    history = [{"role": "user", "content": "Sent by the client."}, {"role": "assistant", "content": "Noted."}]
+    body = {"query": "And per year?", "conversationId": cid, "history": history}
+    client.post(f"{API}/ai/rag", json=body, headers=as_user("hana"))
+    [messages] = fake_llm.messages()
+    assert [m["content"] for m in messages[1:3]] == ["Sent by the client.", "Noted."]
+    assert len(read(client, "hana", cid)[1]["content"]["conversation"]["blocks"]) == 2  # still recorded
+
+
+def test_ai_stream_and_the_7_0_api_record_turns_too(app_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
+    client = app_for()
+    cid = start(client, "hana")
+    fake_llm.reset(lambda prompt: "Every Monday.")
+    lines = [
+        json.loads(x)
+        for x in client.post(
+            f"{API}/ai/stream",
+            json={"query": "When is the pump inspected?", "conversationId": cid},
+            headers=as_user("hana"),
+        )
+        .get_data(as_text=True)
+        .splitlines()
+    ]
+    assert lines[-1]["data"]["status"] == "OK"
+    streamed = "".join(e["data"]["text"] for e in lines if e["type"] == "message.delta")
+    seven = client.post(f"{API}/ai", json={"q": "And by whom?", "room_id": cid}, headers=as_user("hana")).get_json()
+    assert seven["status"] == "OK" and seven["content"]["conversationId"] == cid
+    blocks = read(client, "hana", cid)[1]["content"]["conversation"]["blocks"]
+    assert [(b["question"], b["answer"]) for b in blocks] == [
+        ("When is the pump inspected?", streamed),
+        ("And by whom?", "Every Monday."),
+    ]
+    assert streamed == "Every Monday."
+
+
+def test_a_failed_turn_is_kept_as_an_error_and_left_out_of_the_history(
+    app_for: Callable[..., FlaskClient], fake_llm: FakeLlm
+) -> None:
+    client = app_for(llm_max_retries=0)
+    cid = start(client, "hana")
+    ask(client, "hana", cid, "How many days of paid annual leave?")
+
+    def broken(prompt: str) -> str:
+        raise RuntimeError("the LLM is down")
+
+    fake_llm.reset(broken)
+    failed = ask(client, "hana", cid, "Who inspects the pump?")
+    assert failed["content"]["error"]["label"] == "ragTechnicalError"
+    fake_llm.reset()
+    ask(client, "hana", cid, "And on which day?")
+    turns = [m["content"] for m in fake_llm.messages()[-1][1:-1]]
+    assert turns == ["How many days of paid annual leave?", "A fake answer."]  # the error turn is skipped
+    blocks = read(client, "hana", cid)[1]["content"]["conversation"]["blocks"]
+    assert [b["status"] for b in blocks] == ["done", "error", "done"]
+    assert blocks[1]["error_label"] == "ragTechnicalError" and blocks[1]["question"] == "Who inspects the pump?"
+
+
+def test_reopening_shows_only_the_sources_the_user_may_still_read(
+    app_for: Callable[..., FlaskClient], indexed: tuple[Settings, Path], solr: SolrClient
+) -> None:
+    client = app_for()
+    cid = start(client, "hana")
+    ask(client, "hana", cid, "How many days of paid annual leave for managers?")
+    [block] = read(client, "hana", cid)[1]["content"]["conversation"]["blocks"]
+    assert HR_DOC in {s["id"] for s in block["sources"]}
+    settings, folder = indexed
+    index(solr, settings, folder, {HR_DOC: ["team-finance"]})  # hana may no longer read it
+    try:
+        [block] = read(client, "hana", cid)[1]["content"]["conversation"]["blocks"]
+        assert HR_DOC not in {s["id"] for s in block["sources"]} and block["sources"]
+        assert "Leave for managers" not in json.dumps(block["sources"])
+    finally:
+        index(solr, settings, folder, {HR_DOC: ["team-hr"]})
+
+
+def test_rename_and_delete(app_for: Callable[..., FlaskClient]) -> None:
+    client = app_for()
+    cid = start(client, "hana")
+    renamed = client.patch(f"{CONV}/{cid}", json={"title": "  Pumps  and valves "}, headers=as_user("hana"))
+    assert renamed.status_code == 200 and renamed.get_json()["content"]["conversation"]["title"] == "Pumps and valves"
+    assert client.put(f"{CONV}/{cid}", json={"title": "Pumps"}, headers=as_user("hana")).status_code == 200
+    assert client.delete(f"{CONV}/{cid}", headers=as_user("hana")).status_code == 200
+    assert read(client, "hana", cid)[0] == 404
+    assert cid not in {
+        c["id"] for c in client.get(CONV, headers=as_user("hana")).get_json()["content"]["conversations"]
+    }
+
+
+@pytest.mark.parametrize(
+    ("method", "body"),
+    [
+        ("post", {"title": ""}),
+        ("post", {"title": 3}),
+        ("post", {"title": "x" * 201}),
+        ("post", {"name": "x"}),
+        ("post", [1]),
+        ("patch", {}),
+        ("patch", {"title": None}),
+        ("put", {"title": "ok", "extra": 1}),
+    ],
+)
+def test_bad_conversation_requests_are_refused_and_change_nothing(
+    app_for: Callable[..., FlaskClient], method: str, body: Any
+) -> None:
+    client = app_for()
+    cid = start(client, "hana", "Kept")
+    path = CONV if method == "post" else f"{CONV}/{cid}"
+    before = client.get(CONV, headers=as_user("hana")).get_json()["content"]["conversations"]
+    response = getattr(client, method)(path, json=body, headers=as_user("hana"))
+    assert response.status_code == 400 and response.get_json()["content"]["error"]["label"] == "conversationBadRequest"
+    assert client.get(CONV, headers=as_user("hana")).get_json()["content"]["conversations"] == before
+
+
+def test_limits_are_clear_errors(app_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
+    client = app_for(conversations_max_per_user=3, conversations_max_turns=2)
+    user = f"user-{uuid.uuid4().hex[:6]}"
+    for _ in range(3):
+        start(client, user)
+    refused = client.post(CONV, json={}, headers=as_user(user))
+    assert refused.status_code == 409 and refused.get_json()["content"]["error"]["label"] == "conversationLimit"
+    cid = client.get(CONV, headers=as_user(user)).get_json()["content"]["conversations"][0]["id"]
+    ask(client, user, cid, "How many days of leave?")
+    ask(client, user, cid, "Per year?")
+    fake_llm.reset()
+    full = client.post(f"{API}/ai/rag", json={"query": "One more?", "conversationId": cid}, headers=as_user(user))
+    assert full.status_code == 409 and full.get_json()["content"]["error"]["label"] == "conversationLimit"
+    assert fake_llm.prompts() == []  # refused before any work
+
+
+def test_anonymous_users_have_no_conversations(app_for: Callable[..., FlaskClient]) -> None:
+    client = app_for(anonymous_allowed=True)
+    for response in (
+        client.get(CONV),
+        client.post(CONV, json={}),
+        client.post(f"{API}/ai/rag", json={"query": "leave", "conversationId": str(uuid.uuid4())}),
+    ):
+        assert (
+            response.status_code == 401 and response.get_json()["content"]["error"]["label"] == "authenticationFailed"
+        )
+
+
+def test_a_store_that_is_down_refuses_the_turn_and_nothing_else(
+    app_for: Callable[..., FlaskClient], fake_llm: FakeLlm
+) -> None:
+    client = app_for(conversations_url="postgresql+psycopg://nobody@127.0.0.1:1/none?connect_timeout=2")
+    listed = client.get(CONV, headers=as_user("hana"))
+    assert (
+        listed.status_code == 503 and listed.get_json()["content"]["error"]["label"] == "conversationStoreUnavailable"
+    )
+    refused = ask(client, "hana", str(uuid.uuid4()), "How many days of leave?")
+    assert refused["status"] == "ERROR" and refused["content"]["error"]["label"] == "ragTechnicalError"
+    assert fake_llm.prompts() == []  # no answer given and then lost
+    plain = client.post(f"{API}/ai/rag", json={"query": "How many days of leave?"}, headers=as_user("hana"))
+    assert plain.get_json()["status"] == "OK"  # answers without a conversation do not need the store
+
+
+def test_random_users_never_reach_each_others_conversations(app_for: Callable[..., FlaskClient]) -> None:
+    """Random users create conversations and ask; each then tries every id it does not own with
+    every verb and every answering endpoint: the answer is always the not-found one, byte for
+    byte what a random id gets, and no body ever holds another user's question or title."""
+    rng = random.Random(20261124)
+    client = app_for()
+    users = [f"user-{i}" for i in range(8)]
+    owned: dict[str, list[str]] = {u: [] for u in users}
+    secrets: dict[str, str] = {}
+    for user in users:
+        for _ in range(rng.randint(1, 3)):
+            secret = f"secret-{rng.getrandbits(40):010x}"
+            cid = start(client, user, f"title {secret}")
+            ask(client, user, cid, f"How many days of leave, {secret}?")
+            owned[user].append(cid)
+            secrets[cid] = secret
+    missing = read(client, users[0], str(uuid.uuid4()))[1]
+    leaks = 0
+    for user in users:
+        listed = client.get(CONV, headers=as_user(user)).get_json()["content"]["conversations"]
+        assert sorted(c["id"] for c in listed) == sorted(owned[user])
+        foreign = [cid for other in users if other != user for cid in owned[other]]
+        for cid in rng.sample(foreign, min(6, len(foreign))):
+            answers = [
+                client.get(f"{CONV}/{cid}", headers=as_user(user)),
+                client.patch(f"{CONV}/{cid}", json={"title": "taken"}, headers=as_user(user)),
+                client.delete(f"{CONV}/{cid}", headers=as_user(user)),
+                client.post(f"{API}/ai/rag", json={"query": "leave", "conversationId": cid}, headers=as_user(user)),
+                client.post(f"{API}/ai", json={"q": "leave", "conversationId": cid}, headers=as_user(user)),
+            ]
+            for response in answers:
+                assert response.status_code == 404
+                text = response.get_data(as_text=True)
+                leaks += sum(s in text for c, s in secrets.items() if c not in owned[user])
+            assert answers[0].get_json() == missing
+    assert leaks == 0
+    for user in users:  # nothing was renamed or deleted by the others
+        for cid in owned[user]:
+            status, body = read(client, user, cid)
+            assert status == 200 and body["content"]["conversation"]["title"] == f"title {secrets[cid]}"
