@@ -23,7 +23,8 @@ def answer(fail: DatafariError | None = None) -> Iterator[Event]:
     if fail:
         raise fail
     yield Event("message.delta", {"text": "days"})
-    yield Event("message.final", {"text": "25 days", "usage": {"total_tokens": 12}})
+    references = [{"number": 1, "id": "d1", "title": "Leave", "url": "file://d1"}]
+    yield Event("message.final", {"text": "25 days", "usage": {"total_tokens": 12}, "references": references})
 
 
 @pytest.fixture
@@ -57,7 +58,7 @@ def test_a_complete_answer_is_saved_before_it_is_given(store: ConversationStore)
         ["paid leave days"],
         {"total_tokens": 12},
     )
-    assert block["sources"] == [{"id": "d1", "title": "Leave", "url": "file://d1"}]  # never the text
+    assert block["sources"] == [{"id": "d1", "title": "Leave", "url": "file://d1", "number": 1, "cited": True}]
 
 
 def test_a_failed_answer_is_saved_as_an_error(store: ConversationStore) -> None:

@@ -2,7 +2,8 @@
 
 It reads the prompts the pipeline writes (``prompts/``): the task line (system message), the question, the
 ``<document title=…>`` blocks and ``<answer>`` blocks. It answers with the sentences of the
-documents most similar to the question (by embedding), each followed by its source title,
+documents most similar to the question (by embedding), each followed by its source's number
+(``[1]``, as the prompt numbers the documents) or, for an unnumbered document, its title,
 and answers with the prompt's own abstention sentence (``reply exactly: …``, in the answer's
 language; "I could not find the answer in the documents." by default) when no sentence is
 similar enough.
@@ -24,7 +25,7 @@ NOT_FOUND = "I could not find the answer in the documents."
 # separates a question's own paragraph from another article's (balanced accuracy 0.986;
 # medians 0.67 relevant, 0.09 irrelevant).
 DEFAULT_THRESHOLD = 0.37
-_DOCUMENT = re.compile(r'<document title="(.*?)">\n(.*?)\n</document>', re.S)
+_DOCUMENT = re.compile(r'<document(?: number="(\d+)")? title="(.*?)">\n(.*?)\n</document>', re.S)
 _ANSWER = re.compile(r"<answer>\n?(.*?)\n?</answer>", re.S)
 _QUESTION = re.compile(r"^Question: (.*)$", re.M)
 _TASK = re.compile(r"^Task: (\w+)", re.M)
@@ -45,7 +46,8 @@ class ParsedPrompt:
 def parse_prompt(text: str) -> ParsedPrompt:
     task = _TASK.search(text)
     questions = _QUESTION.findall(text)
-    documents = _DOCUMENT.findall(text)
+    # a numbered document is cited by its number ([1]), as the prompt asks; else by its title
+    documents = [(number or title, content) for number, title, content in _DOCUMENT.findall(text)]
     if not task and not documents:  # a prompt not written by the pipeline: all of it is context
         lines = [line for line in text.strip().splitlines() if line.strip()]
         question = lines[-1] if lines else ""

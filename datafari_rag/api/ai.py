@@ -126,7 +126,7 @@ def ai() -> tuple[Response, int]:
                 return _answer({"message": summary, "sources": [], **echo})
             answer = services.pipeline.answer(rag, current_access(), recorder.wrap if recorder else None)
         sources = [{**d, "content": d.get("content", "")[:PREVIEW]} for d in answer.documents]
-        return _answer({"message": answer.message, "sources": sources, **echo})
+        return _answer({"message": answer.message, "sources": sources, "references": answer.references, **echo})
     except DatafariError as exc:
         log_error(exc)
         status = exc.http_status(services.settings.errors_as_http_status)  # Datafari's own labels: 200

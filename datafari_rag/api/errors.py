@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from flask import Flask, Response, current_app, jsonify, request
 from werkzeug.exceptions import HTTPException
@@ -13,9 +14,13 @@ from . import request_id
 from .context import get_services
 
 
-def ok(message: str, documents: list[dict[str, str]]) -> Response:
-    """Datafari's success body: ``status`` OK with ``content`` {message, documents}."""
-    return jsonify({"status": "OK", "content": {"message": message, "documents": documents}})
+def ok(message: str, documents: list[dict[str, str]], references: list[dict[str, Any]] | None = None) -> Response:
+    """Datafari's success body: ``status`` OK with ``content`` {message, documents}, and the
+    sources the answer cites (``references``) when it is an answer from sources."""
+    content: dict[str, Any] = {"message": message, "documents": documents}
+    if references is not None:
+        content["references"] = references
+    return jsonify({"status": "OK", "content": content})
 
 
 def log_error(exc: DatafariError, cause: BaseException | None = None) -> None:

@@ -27,7 +27,7 @@ def accept_language() -> str | None:
 def run_rag(rag: RagRequest, recorder: TurnRecorder | None = None) -> Response:
     with answer_slot():
         answer = get_services().pipeline.answer(rag, current_access(), recorder.wrap if recorder else None)
-    return ok(answer.message, answer.documents)
+    return ok(answer.message, answer.documents, answer.references)
 
 
 @bp.post("/ai/rag")

@@ -102,14 +102,12 @@ def refused(error: DatafariError) -> Iterator[Event]:
 
 def sse(events: Iterator[Event]) -> Iterator[str]:
     """chat-core style Server-Sent Events."""
-    references: list[dict[str, str]] = []
     for event in events:
         payload: dict[str, Any] | None = None
         if event.type == "phase":
             payload = {"type": "step", "id": event.data["name"], "content": event.data}
         elif event.type == "sources.final":
-            references = event.data["items"]
-            payload = {"type": "step", "id": "sources", "content": "sources", "references": references}
+            payload = {"type": "step", "id": "sources", "content": "sources", "references": event.data["items"]}
         elif event.type == "message.delta":
             payload = {"type": "token", "content": event.data["text"]}
         elif event.type == "message.final":
@@ -117,7 +115,7 @@ def sse(events: Iterator[Event]) -> Iterator[str]:
                 "type": "done",
                 "final_response": event.data["text"],
                 "usage": event.data["usage"],
-                "references": references,
+                "references": event.data["references"],
             }
         elif event.type == "error":
             payload = {"type": "error", **event.data}

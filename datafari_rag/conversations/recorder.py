@@ -20,7 +20,7 @@ from ..rag.pipeline import Event
 from .store import ConversationLimit, ConversationStore, StoreUnavailable, Turn
 
 log = logging.getLogger(__name__)
-SOURCE_FIELDS = ("id", "title", "url")  # a source as kept: never its text
+SOURCE_FIELDS = ("id", "title", "url")  # a source as kept (with its number and whether it is cited): never its text
 
 
 @dataclass
@@ -41,12 +41,17 @@ class TurnRecorder:
         try:
             for event in events:
                 if event.type == "sources.final":
-                    sources = [{k: item.get(k, "") for k in SOURCE_FIELDS} for item in event.data["items"]]
+                    sources = [
+                        {**{k: item.get(k, "") for k in SOURCE_FIELDS}, "number": n, "cited": False}
+                        for n, item in enumerate(event.data["items"], start=1)
+                    ]
                 elif event.type == "query.rewritten":
                     queries.append(event.data["query"])
                 elif event.type == "message.delta":
                     partial.append(event.data["text"])
                 elif event.type == "message.final":
+                    cited = {r["number"] for r in event.data.get("references", [])}
+                    sources = [{**s, "cited": s["number"] in cited} for s in sources]
                     turn = self._turn("done", event.data["text"], sources, queries, usage=event.data["usage"])
                     self._save(turn)
                     saved = True

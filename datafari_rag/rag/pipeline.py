@@ -26,6 +26,7 @@ from ..security import UserAccess
 from ..solr import SolrError
 from ..solr.collection import Collection
 from .chunking import chunk_snippets
+from .citations import SourcesUsedFilter, clean_answer, references
 from .hygiene import clean_history, clean_query, clean_snippet
 from .packing import Item, PromptTooLarge
 from .prompts import PromptContext, snippet_text
@@ -60,7 +61,8 @@ Wrap = Callable[[Iterator[Event]], Iterator[Event]]
 @dataclass(frozen=True)
 class RagAnswer:
     message: str
-    documents: list[dict[str, str]]
+    documents: list[dict[str, str]]  # Datafari's: every source sent to the LLM
+    references: list[dict[str, Any]] = field(default_factory=list)  # the sources the answer cites
 
 
 @dataclass(frozen=True)
@@ -111,8 +113,10 @@ class Pipeline:
             else:
                 found = retrieve(retrieval, query)
             snippets = [x for x in self._chunks(found) if x.content]
-            yield Event("sources.final", {"items": sources(snippets)})
-            items = [Item(x.content, _shower(x.title)) for x in snippets]
+            sent = sources(snippets)
+            yield Event("sources.final", {"items": sent})
+            numbers = {d["url"]: n for n, d in enumerate(sent, start=1)}  # what the answer cites them by
+            items = [Item(x.content, _shower(x.title, numbers[x.url])) for x in snippets]
             if not items and ctx.history and request.doc_id is None:
                 # chat memory: nothing found, the conversation itself may hold the answer
                 conversation = "\n".join(f"{m['role']}: {m['content']}" for m in ctx.history)
@@ -130,7 +134,8 @@ class Pipeline:
             # progress events are only watched when streaming; otherwise no thread to carry them
             final = (yield from _with_progress(run)) if stream else run(_ignore)
             yield Event("phase", {"name": "rag:response generation"})
-            text = yield from self._final(final, usage, stream)
+            raw = yield from self._final(final, usage, stream)
+            text = clean_answer(raw)
         except SolrError as exc:
             raise DatafariError("ragTechnicalError", "The search failed.", detail=str(exc)) from exc
         except LlmError as exc:
@@ -139,21 +144,31 @@ class Pipeline:
             raise DatafariError("ragTechnicalError", f"Prompt size limit: {exc}") from exc
         if not text:
             raise DatafariError("ragNoValidAnswer", "The LLM returned an empty answer.", lang=request.lang)
-        yield Event("message.final", {"text": text, "usage": usage.as_dict()})
+        cited = references(raw, sent)
+        yield Event("message.final", {"text": text, "usage": usage.as_dict(), "references": cited})
 
-    def _final(self, final: FinalCall, usage: Usage, stream: bool) -> Iterator[Event]:
-        """Runs the last call (streamed or not); returns the answer text."""
+    def _final(self, final: FinalCall, usage: Usage, stream: bool) -> Generator[Event, None, str]:
+        """Runs the last call (streamed or not); returns the raw answer. Streamed pieces go out
+        without the SOURCES_USED line: what is shown is what the final text will be."""
         if final.prompt is None:
             return final.fallback
-        if stream:
-            pieces = []
-            for piece in self.llm.stream(final.prompt.messages(), usage):
-                pieces.append(piece)
-                yield Event("message.delta", {"text": piece})
-            text = "".join(pieces)
-        else:
+        if not stream:
             text = self.llm.generate(final.prompt.messages(), usage)
-        return text.strip() or final.fallback
+            return text if clean_answer(text) else final.fallback
+        pieces: list[str] = []
+        shown = SourcesUsedFilter()
+        for piece in self.llm.stream(final.prompt.messages(), usage):
+            pieces.append(piece)
+            if visible := shown.feed(piece):
+                yield Event("message.delta", {"text": visible})
+        if visible := shown.finish():
+            yield Event("message.delta", {"text": visible})
+        text = "".join(pieces)
+        if clean_answer(text):
+            return text
+        if final.fallback:  # nothing came: the refine chain's last answer stands, shown whole
+            yield Event("message.delta", {"text": final.fallback})
+        return final.fallback
 
     def _chunks(self, found: list[Snippet]) -> list[Snippet]:
         """The retrieved text cleaned for a prompt, cut into ``chunking.chunk.size`` pieces unless
@@ -171,7 +186,7 @@ class Pipeline:
             if event.type == "sources.final":
                 documents = event.data["items"]
             elif event.type == "message.final":
-                return RagAnswer(event.data["text"], documents)
+                return RagAnswer(event.data["text"], documents, event.data["references"])
         raise DatafariError("ragNoValidAnswer")
 
     def summarize(self, doc_id: str, lang: str | None, access: UserAccess) -> str:
@@ -206,8 +221,8 @@ def _cleaned(x: Snippet, accents: bool) -> Snippet:
     return Snippet(x.id, clean_snippet(x.title, accents), x.url, clean_snippet(x.content, accents), x.score)
 
 
-def _shower(title: str) -> Any:
-    return lambda content: snippet_text(title, content)
+def _shower(title: str, number: int | None = None) -> Any:
+    return lambda content: snippet_text(title, content, number)
 
 
 def sources(snippets: list[Snippet]) -> list[dict[str, str]]:

@@ -171,8 +171,9 @@ class PromptContext:
         return Prompt(system, user, turns)
 
 
-def snippet_text(title: str, content: str) -> str:
-    return render("snippet", title=title, content=content).strip()
+def snippet_text(title: str, content: str, number: int | None = None) -> str:
+    """A document block; ``number`` is what the answer cites it by ([1], [2] …)."""
+    return render("snippet", title=title, content=content, number=number).strip()
 
 
 def partial_answer_text(content: str) -> str:

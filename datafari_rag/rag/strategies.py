@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from ..llm import LlmService, Usage
+from .citations import clean_answer
 from .packing import Item, take_pack
 from .prompts import Prompt, PromptContext, partial_answer_text
 
@@ -30,7 +31,8 @@ class FinalCall:
 
 
 def _ask(llm: LlmService, usage: Usage, prompt: Prompt) -> str:
-    return llm.generate(prompt.messages(), usage).strip()
+    """An intermediate answer, without its SOURCES_USED line (its inline citations stay)."""
+    return clean_answer(llm.generate(prompt.messages(), usage))
 
 
 def _render_refining(ctx: PromptContext, template: str, previous: str, snippets: str) -> Prompt:

@@ -116,7 +116,8 @@ def test_a_conversation_keeps_its_turns_and_feeds_the_next_ones(
         "done",
     )
     assert "conv-leave" in {s["id"] for s in first["sources"]} and all(
-        set(s) == {"id", "title", "url"} for s in first["sources"]
+        set(s) == {"id", "title", "url", "number", "cited"}
+        for s in first["sources"]  # never the text
     )
     assert first["usage"]["total_tokens"] > 0 and first["latency_ms"] >= 0 and then["position"] == 1
     listed = client.get(CONV, headers=as_user("hana")).get_json()["content"]["conversations"]

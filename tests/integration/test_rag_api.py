@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -80,7 +81,29 @@ def test_bm25_answer_has_datafari_shape_and_sources(client_for: Callable[..., Fl
     [prompt] = fake_llm.prompts()
     assert "Question: How many days of paid annual leave?" in prompt
     assert "25 days of paid annual leave" in prompt
-    assert '<document title="Annual leave policy">' in prompt
+    assert re.search(r'<document number="\d+" title="Annual leave policy">', prompt)
+
+
+def test_sources_are_numbered_and_the_answer_cites_them(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm
+) -> None:
+    """The prompt numbers the sources and asks for [n] and a SOURCES_USED line; the answer loses
+    the line, ``references`` holds the cited sources (a number matching none is dropped), and
+    ``documents`` keeps Datafari's meaning (every source sent); a stream shows the same text."""
+    fake_llm.reset(lambda prompt: "Employees get 25 days [1].\nSOURCES_USED: 1, 9")
+    out = rag(client_for(), query="How many days of paid annual leave?")
+    [prompt] = fake_llm.prompts()
+    assert "SOURCES_USED:" in prompt and "[1]" in prompt and '<document number="1" ' in prompt
+    content = out["content"]
+    assert content["message"] == "Employees get 25 days [1]."
+    first = content["documents"][0]
+    assert content["references"] == [{"number": 1, "id": first["id"], "title": first["title"], "url": first["url"]}]
+    assert len(content["documents"]) > 1  # every source sent, cited or not
+    lines = client_for().post(f"{API}/ai/stream", json={"query": "How many days of paid annual leave?"})
+    events = [json.loads(x) for x in lines.get_data(as_text=True).splitlines()]
+    streamed = "".join(e["data"]["text"] for e in events if e["type"] == "message.delta")
+    [final] = [e["data"] for e in events if e["type"] == "message.final"]
+    assert streamed == final["text"] == content["message"] and final["references"] == content["references"]
 
 
 def test_select_action_rag_runs_the_same_pipeline(client_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:

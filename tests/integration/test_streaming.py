@@ -85,7 +85,7 @@ def test_sse_events(client_for: Callable[..., FlaskClient]) -> None:
     done = events[-1]
     assert tokens == done["final_response"] == ANSWER
     assert done["usage"]["total_tokens"] == 18
-    assert done["references"] == sources["references"] and done["references"]
+    assert sources["references"] and done["references"] == []  # sent, but the answer cites none of them
 
 
 def test_the_final_text_equals_ai_rag(client_for: Callable[..., FlaskClient]) -> None:
@@ -127,7 +127,7 @@ def test_error_mid_stream_keeps_the_partial_answer(client_for: Callable[..., Fla
     events = ndjson(client, query="paid leave")
     error = next(e for e in events if e["type"] == "error")["data"]
     assert error["label"] == "ragTechnicalError"
-    assert error["partial"] == "Employees get twenty "
+    assert error["partial"] == "Employees get twenty"  # what was shown (blank space is held back)
     assert events[-1] == {**events[-1], "type": "stream.completed", "data": {"status": "ERROR"}}
 
 
