@@ -410,6 +410,12 @@ class Settings:
         "",
         "Who may call POST /update (comma-separated usernames, identified by JWT or trusted header).",
     )
+    admins: str = _key(
+        SECURITY,
+        "security.admins",
+        "",
+        "Administrators (comma-separated usernames): they may read every user's token statistics.",
+    )
     update_trust_local: bool = _key(
         SECURITY,
         "security.update.trustLocal",

@@ -140,3 +140,24 @@ def test_a_store_that_cannot_be_reached_says_so() -> None:
         store.list("alice")
     with pytest.raises(StoreUnavailable, match="cannot be prepared"):
         ConversationStore.open(Settings(conversations_url=url))
+
+
+def test_token_statistics_add_up_per_user_conversation_day_and_model(store: ConversationStore) -> None:
+    cid = store.create("alice")["id"]
+    usage = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120, "estimated": False}
+    store.add_usage("alice", cid, "gpt-x", usage)
+    store.add_usage("alice", cid, "gpt-x", usage)
+    store.add_usage("alice", None, "gpt-x", usage)
+    store.add_usage("bob", None, "other-model", {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6})
+    mine = store.usage("alice")
+    assert len(mine) == 2 and {r["conversation_id"] for r in mine} == {cid, ""}
+    [room] = store.usage("alice", cid)
+    assert (room["answers"], room["prompt_tokens"], room["completion_tokens"], room["total_tokens"]) == (
+        2,
+        200,
+        40,
+        240,
+    )
+    assert room["model"] == "gpt-x" and len(room["day"]) == 10
+    assert {r["username"] for r in store.usage()} == {"alice", "bob"}  # an administrator's view
+    assert store.usage("carol") == []

@@ -28,7 +28,7 @@ from .auth import current_access
 from .body import json_object
 from .capacity import answer_slot
 from .context import get_services
-from .conversations import bind_turn, conversation_id
+from .conversations import bind_answer, conversation_id
 from .errors import log_error
 from .rag import accept_language
 from .validation import parse_format, parse_history, parse_id, parse_lang, parse_prompt, parse_query
@@ -115,7 +115,7 @@ def ai() -> tuple[Response, int]:
     services = get_services()
     try:
         # a conversation must be the user's, whatever the action; only rag answers add a turn
-        rag, recorder = bind_turn(rag, echo.get("conversationId"), "aiTechnicalError")
+        rag, wrap = bind_answer(rag, echo.get("conversationId"), "aiTechnicalError")
         if action == "agentic":
             raise DatafariError("agenticErrorNotEnabled", "The agentic mode needs tools, which are not offered yet.")
         if action == "search":
@@ -124,9 +124,10 @@ def ai() -> tuple[Response, int]:
             if action == "summarize":
                 summary = services.pipeline.summarize(rag.doc_id or "", rag.lang, current_access())
                 return _answer({"message": summary, "sources": [], **echo})
-            answer = services.pipeline.answer(rag, current_access(), recorder.wrap if recorder else None)
+            answer = services.pipeline.answer(rag, current_access(), wrap)
         sources = [{**d, "content": d.get("content", "")[:PREVIEW]} for d in answer.documents]
-        return _answer({"message": answer.message, "sources": sources, "references": answer.references, **echo})
+        cited = {"references": answer.references, "usage": answer.usage, "latency_ms": answer.latency_ms}
+        return _answer({"message": answer.message, "sources": sources, **cited, **echo})
     except DatafariError as exc:
         log_error(exc)
         status = exc.http_status(services.settings.errors_as_http_status)  # Datafari's own labels: 200

@@ -1,6 +1,6 @@
 """Conversations kept on the server: ``GET|POST conversations``, ``GET|PATCH|PUT|DELETE
-conversations/<id>``, and the binding of a RAG request's ``conversationId`` (or ``room_id``) to
-its stored history and to the turn it adds.
+conversations/<id>``, token statistics (``GET usage``), and the binding of a RAG request's
+``conversationId`` (or ``room_id``) to its stored history and to the turn it adds.
 
 A conversation belongs to the signed-in user who created it; anonymous requests get none. Another
 user's conversation answers exactly like a missing one (404 ``conversationNotFound``). Reopening a
@@ -9,15 +9,17 @@ conversation shows each stored source only if the user may still read it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from flask import Blueprint, Response, jsonify
+from flask import Blueprint, Response, jsonify, request
 
 from ..conversations import ConversationLimit, ConversationNotFound, ConversationStore, StoreUnavailable
 from ..conversations.recorder import TurnRecorder
+from ..conversations.usage import counted
 from ..errors import DatafariError
-from ..rag.pipeline import RagRequest
+from ..rag.pipeline import Event, RagRequest, Wrap
 from ..retrieval.filters import SourceFilter
 from .auth import current_access
 from .body import json_object
@@ -103,6 +105,24 @@ def delete_conversation(conversation_id: str) -> tuple[Response, int]:
     return _ok({"deleted": conversation_id})
 
 
+@bp.get("/usage")
+def usage() -> tuple[Response, int]:
+    """Token statistics: mine (``room``: of one conversation); an administrator
+    (``security.admins``) reads everyone's, or one user's with ``user``."""
+    owner = _owner()
+    unknown = sorted(set(request.args) - {"room", "user"})
+    if unknown:
+        raise DatafariError("conversationBadRequest", f"Unsupported parameter(s): {', '.join(unknown)}.")
+    admins = {a.strip() for a in get_services().settings.admins.split(",") if a.strip()}
+    user = request.args.get("user")
+    if user is not None and user != owner and owner not in admins:
+        raise DatafariError("accessForbidden", "Only administrators read other users' statistics.")
+    who = user if user is not None else (None if owner in admins else owner)
+    rows = _run(_store().usage, who, request.args.get("room"))
+    totals = {k: sum(r[k] for r in rows) for k in ("answers", "prompt_tokens", "completion_tokens", "total_tokens")}
+    return _ok({"usage": rows, "totals": totals})
+
+
 def _still_readable(conversation: dict[str, Any]) -> dict[str, Any]:
     """The conversation with each stored source kept only if the user may read it now (one
     secured search for all of them); a source that became unreadable is left out entirely."""
@@ -133,13 +153,27 @@ def conversation_id(body: dict[str, Any], label: str) -> str | None:
     return value
 
 
-def bind_turn(
+def bind_answer(
     rag: RagRequest, cid: str | None, technical_label: str = "ragTechnicalError"
-) -> tuple[RagRequest, TurnRecorder | None]:
-    """With a conversation: the request with the stored history (unless the body sent its own)
-    and the recorder of the new turn; without one, the request unchanged."""
-    if cid is None:
-        return rag, None
+) -> tuple[RagRequest, Wrap]:
+    """What an answer needs from the store: with a conversation, the request with the stored
+    history (unless the body sent its own) and the recording of the new turn; for every signed-in
+    user, the token statistics. Returns the request and the wrapper of the pipeline's events."""
+    services = get_services()
+    username = current_access().username
+    model = services.settings.llm_model or "default"
+    recorder = None
+    if cid is not None:
+        rag, recorder = _bind_turn(rag, cid, technical_label)
+
+    def wrap(events: Iterator[Event]) -> Iterator[Event]:
+        recorded = recorder.wrap(events) if recorder else events
+        return counted(recorded, services.conversations, username, cid, model)
+
+    return rag, wrap
+
+
+def _bind_turn(rag: RagRequest, cid: str, technical_label: str) -> tuple[RagRequest, TurnRecorder]:
     owner = _owner()
     services = get_services()
     try:

@@ -14,12 +14,18 @@ from . import request_id
 from .context import get_services
 
 
-def ok(message: str, documents: list[dict[str, str]], references: list[dict[str, Any]] | None = None) -> Response:
-    """Datafari's success body: ``status`` OK with ``content`` {message, documents}, and the
-    sources the answer cites (``references``) when it is an answer from sources."""
+def ok(
+    message: str,
+    documents: list[dict[str, str]],
+    references: list[dict[str, Any]] | None = None,
+    usage: dict[str, Any] | None = None,
+    latency_ms: int | None = None,
+) -> Response:
+    """Datafari's success body: ``status`` OK with ``content`` {message, documents}; an answer from
+    sources adds the sources it cites (``references``), its token ``usage`` and ``latency_ms``."""
     content: dict[str, Any] = {"message": message, "documents": documents}
-    if references is not None:
-        content["references"] = references
+    extra = {"references": references, "usage": usage, "latency_ms": latency_ms}
+    content.update({k: v for k, v in extra.items() if v is not None})
     return jsonify({"status": "OK", "content": content})
 
 

@@ -69,7 +69,13 @@ def _schemas(max_query: int) -> dict[str, Any]:
                 "status": {"const": "OK"},
                 "content": {
                     "type": "object",
-                    "properties": {"message": {"type": "string"}, "documents": {"type": "array", "items": document}},
+                    "properties": {
+                        "message": {"type": "string"},
+                        "documents": {"type": "array", "items": document},
+                        "references": {"type": "array", "items": _ref("Reference")},
+                        "usage": _ref("Usage"),
+                        "latency_ms": {"type": "integer", "minimum": 0},
+                    },
                     "required": ["message", "documents"],
                 },
             },
@@ -237,6 +243,40 @@ def _schemas(max_query: int) -> dict[str, Any]:
                 },
             },
             "required": ["added", "failed", "deleted", "results"],
+        },
+        "Reference": {
+            "type": "object",
+            "description": "a source the answer cites, by its number in the prompt",
+            "properties": {
+                "number": {"type": "integer", "minimum": 1},
+                **{k: {"type": "string"} for k in ("id", "title", "url")},
+            },
+            "required": ["number", "id", "title", "url"],
+        },
+        "Usage": {
+            "type": "object",
+            "description": "tokens of every LLM call of the answer (rewriting, map/refine, final)",
+            "properties": {
+                **{
+                    k: {"type": "integer", "minimum": 0} for k in ("prompt_tokens", "completion_tokens", "total_tokens")
+                },
+                "estimated": {"type": "boolean"},
+            },
+        },
+        "UsageAnswer": {
+            "type": "object",
+            "properties": {
+                "status": {"const": "OK"},
+                "content": {
+                    "type": "object",
+                    "properties": {
+                        "usage": {"type": "array", "items": {"type": "object"}},
+                        "totals": {"type": "object"},
+                    },
+                    "required": ["usage", "totals"],
+                },
+            },
+            "required": ["status", "content"],
         },
         "Conversation": {
             "type": "object",
@@ -485,6 +525,16 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
                         **_errors(400, 401, 403, 409, 413, 503),
                     },
                 },
+            },
+            f"{prefix}/usage": {
+                "get": {
+                    "summary": "Token statistics per day, conversation and model: mine; an administrator's: anyone's",
+                    "parameters": [
+                        _query("room", {"type": "string"}, "one conversation's statistics"),
+                        _query("user", {"type": "string"}, "administrators: that user's statistics"),
+                    ],
+                    "responses": {"200": _json(_ref("UsageAnswer"), "the rows and their totals"), **_errors(*REFUSALS)},
+                }
             },
             f"{prefix}/conversations/{{conversation_id}}": {
                 verb: {

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, request
 
-from ..conversations.recorder import TurnRecorder
 from ..errors import DatafariError
-from ..rag.pipeline import RagRequest
+from ..rag.pipeline import RagRequest, Wrap
 from ..rag.prompts import LANGUAGES
 from .auth import current_access
 from .body import json_object
 from .capacity import answer_slot
 from .context import get_services
-from .conversations import bind_turn, conversation_id
+from .conversations import bind_answer, conversation_id
 from .errors import ok
 from .validation import parse_format, parse_id, parse_lang, parse_prompt, parse_query, rag_request
 
@@ -24,10 +23,10 @@ def accept_language() -> str | None:
     return request.accept_languages.best_match(list(LANGUAGES))
 
 
-def run_rag(rag: RagRequest, recorder: TurnRecorder | None = None) -> Response:
+def run_rag(rag: RagRequest, wrap: Wrap | None = None) -> Response:
     with answer_slot():
-        answer = get_services().pipeline.answer(rag, current_access(), recorder.wrap if recorder else None)
-    return ok(answer.message, answer.documents, answer.references)
+        answer = get_services().pipeline.answer(rag, current_access(), wrap)
+    return ok(answer.message, answer.documents, answer.references, answer.usage, answer.latency_ms)
 
 
 @bp.post("/ai/rag")
@@ -35,7 +34,7 @@ def ai_rag() -> Response:
     settings = get_services().settings
     body = json_object("ragBadRequest")
     rag = rag_request(body, settings.query_max_length, accept_language())
-    return run_rag(*bind_turn(rag, conversation_id(body, "ragBadRequest")))
+    return run_rag(*bind_answer(rag, conversation_id(body, "ragBadRequest")))
 
 
 def select_rag() -> Response:
@@ -48,7 +47,7 @@ def select_rag() -> Response:
         format=parse_format(request.args.get("format")),
         question=parse_prompt(request.args.get("prompt"), settings.query_max_length),
     )
-    return run_rag(rag)
+    return run_rag(*bind_answer(rag, None))
 
 
 @bp.post("/ai/summarize")

@@ -23,15 +23,14 @@ from typing import Any
 
 from flask import Blueprint, Response, request, stream_with_context
 
-from ..conversations.recorder import TurnRecorder
 from ..errors import DatafariError
-from ..rag.pipeline import INTERNAL_EVENTS, Event, RagRequest
+from ..rag.pipeline import INTERNAL_EVENTS, Event, RagRequest, Wrap
 from .ai import parsed
 from .auth import current_access
 from .body import json_object
 from .capacity import Hold, slots
 from .context import get_services
-from .conversations import bind_turn
+from .conversations import bind_answer
 from .errors import log_error
 
 bp = Blueprint("stream", __name__)
@@ -41,15 +40,15 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def rag_events(rag: RagRequest, hold: Hold | None = None, recorder: TurnRecorder | None = None) -> Iterator[Event]:
+def rag_events(rag: RagRequest, hold: Hold | None = None, wrap: Wrap | None = None) -> Iterator[Event]:
     """The pipeline's events, with the start, the end and any error as events too; ``hold``'s
-    answer slot is given back when they end; ``recorder`` keeps the turn in its conversation."""
+    answer slot is given back when they end; ``wrap`` records the turn and the token statistics."""
     services = get_services()
     yield Event("stream.started", {"id": uuid.uuid4().hex, "query": rag.query})
     partial: list[str] = []
     sources_sent = False
     answer = services.pipeline.events(rag, current_access(), stream=True)
-    events = recorder.wrap(answer) if recorder else answer
+    events = wrap(answer) if wrap else answer
     try:
         for event in events:
             if event.type == "message.delta":
@@ -139,14 +138,14 @@ def ai_stream() -> Response:
         log_error(exc)
         return Response(ndjson(refused(exc)), mimetype=mimetype)
     try:
-        rag, recorder = bind_turn(rag, echo.get("conversationId"))
+        rag, wrap = bind_answer(rag, echo.get("conversationId"))
     except DatafariError as exc:
         if wants_sse:
             raise
         log_error(exc)
         return Response(ndjson(refused(exc)), mimetype=mimetype)
     hold = Hold(slots())  # refused here, as JSON, when every answer slot is held
-    events = rag_events(rag, hold, recorder)
+    events = rag_events(rag, hold, wrap)
     body = sse(events) if wants_sse else ndjson(events)
     response = Response(stream_with_context(body), mimetype=mimetype)
     response.call_on_close(hold.release)  # a stream never read gives its slot back too

@@ -53,3 +53,21 @@ class Block(Base):
     latency_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     conversation: Mapped[Conversation] = relationship(back_populates="blocks")
+
+
+class UsageStat(Base):
+    """Tokens used, per user, conversation (empty: answers outside one), day (UTC) and model;
+    each answer adds to its row."""
+
+    __tablename__ = "usage_stat"
+    __table_args__ = (UniqueConstraint("username", "conversation_id", "day", "model", name="uq_usage_stat"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    username: Mapped[str] = mapped_column(String(255), index=True)
+    conversation_id: Mapped[str] = mapped_column(String(36))
+    day: Mapped[str] = mapped_column(String(10))  # YYYY-MM-DD
+    model: Mapped[str] = mapped_column(String(200))
+    answers: Mapped[int] = mapped_column(Integer)
+    prompt_tokens: Mapped[int] = mapped_column(Integer)
+    completion_tokens: Mapped[int] = mapped_column(Integer)
+    total_tokens: Mapped[int] = mapped_column(Integer)

@@ -8,6 +8,7 @@ so a failure never leaves half of it. Any database failure is :class:`StoreUnava
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,12 +17,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Engine, func, select
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..config import Settings
 from .database import database_url, migrate, open_engine
-from .schema import STATUSES, Block, Conversation
+from .schema import STATUSES, Block, Conversation, UsageStat
 
 TITLE_MAX = 200
 # SQLite has no row locks: two turns of one conversation written at once may pick the same place,
@@ -244,19 +247,63 @@ class ConversationStore:
             row.last_refresh = now
             return block.id
 
+    def add_usage(self, username: str, conversation_id: str | None, model: str, usage: dict[str, Any]) -> None:
+        """Adds one answer's tokens to its statistics row (an upsert: one statement, no race)."""
+        counts = {k: int(usage.get(k) or 0) for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+        row = {
+            "username": username,
+            "conversation_id": conversation_id or "",
+            "day": _now().strftime("%Y-%m-%d"),
+            "model": model[:200],
+            "answers": 1,
+            **counts,
+        }
+        dialect = postgresql_insert if self.engine.dialect.name == "postgresql" else sqlite_insert
+        statement = dialect(UsageStat).values(**row)
+        added = {k: getattr(UsageStat, k) + getattr(statement.excluded, k) for k in ("answers", *counts)}
+        statement = statement.on_conflict_do_update(
+            index_elements=["username", "conversation_id", "day", "model"], set_=added
+        )
+        with self._session() as session:
+            session.execute(statement)
+
+    def usage(self, username: str | None = None, conversation_id: str | None = None) -> list[dict[str, Any]]:
+        """Statistics rows, newest day first: one user's (``None``: everyone's, for admins), of one
+        conversation if asked."""
+        query = select(UsageStat).order_by(UsageStat.day.desc(), UsageStat.username, UsageStat.conversation_id)
+        if username is not None:
+            query = query.where(UsageStat.username == username)
+        if conversation_id is not None:
+            query = query.where(UsageStat.conversation_id == conversation_id)
+        fields = ("username", "conversation_id", "day", "model", "answers", "prompt_tokens", "completion_tokens")
+        with self._session() as session:
+            return [
+                {**{k: getattr(r, k) for k in fields}, "total_tokens": r.total_tokens} for r in session.scalars(query)
+            ]
+
 
 class StoreHandle:
     """The process's store, opened (and migrated) at its first use rather than at start, so that
     the sidecar serves searches and answers while the database is down; a failed opening is tried
     again by the next request that needs the store."""
 
+    RETRY_AFTER = 10.0  # seconds: while the database is down, requests are not held by reconnections
+
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._store: ConversationStore | None = None
+        self._failed: tuple[float, StoreUnavailable] | None = None
         self._lock = threading.Lock()
 
     def get(self) -> ConversationStore:
         with self._lock:
-            if self._store is None:
+            if self._store is not None:
+                return self._store
+            if self._failed and time.monotonic() - self._failed[0] < self.RETRY_AFTER:
+                raise self._failed[1]
+            try:
                 self._store = ConversationStore.open(self.settings)
+            except StoreUnavailable as exc:
+                self._failed = (time.monotonic(), exc)
+                raise
             return self._store

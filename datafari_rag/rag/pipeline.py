@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from functools import partial
@@ -63,6 +64,8 @@ class RagAnswer:
     message: str
     documents: list[dict[str, str]]  # Datafari's: every source sent to the LLM
     references: list[dict[str, Any]] = field(default_factory=list)  # the sources the answer cites
+    usage: dict[str, Any] = field(default_factory=dict)  # tokens of every call: rewriting, map/refine, final
+    latency_ms: int = 0
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,7 @@ class Pipeline:
         streamed; closing the iterator cancels it.
         """
         s = self.settings
+        started = time.monotonic()
         if not s.enable_rag:
             raise DatafariError("ragErrorNotEnabled")
         if s.rag_enable_logs:  # opt-in: a question may hold what its user would not have logged
@@ -145,7 +149,9 @@ class Pipeline:
         if not text:
             raise DatafariError("ragNoValidAnswer", "The LLM returned an empty answer.", lang=request.lang)
         cited = references(raw, sent)
-        yield Event("message.final", {"text": text, "usage": usage.as_dict(), "references": cited})
+        latency_ms = int((time.monotonic() - started) * 1000)
+        final_data = {"text": text, "usage": usage.as_dict(), "references": cited, "latency_ms": latency_ms}
+        yield Event("message.final", final_data)
 
     def _final(self, final: FinalCall, usage: Usage, stream: bool) -> Generator[Event, None, str]:
         """Runs the last call (streamed or not); returns the raw answer. Streamed pieces go out
@@ -186,7 +192,8 @@ class Pipeline:
             if event.type == "sources.final":
                 documents = event.data["items"]
             elif event.type == "message.final":
-                return RagAnswer(event.data["text"], documents, event.data["references"])
+                data = event.data
+                return RagAnswer(data["text"], documents, data["references"], data["usage"], data["latency_ms"])
         raise DatafariError("ragNoValidAnswer")
 
     def summarize(self, doc_id: str, lang: str | None, access: UserAccess) -> str:

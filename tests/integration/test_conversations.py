@@ -90,6 +90,10 @@ def ask(client: FlaskClient, user: str, cid: str, query: str, path: str = "ai/ra
     return response.get_json()
 
 
+def label(response: Any) -> str:
+    return response.get_json()["content"]["error"]["label"]
+
+
 def read(client: FlaskClient, user: str | None, cid: str) -> tuple[int, dict[str, Any]]:
     response = client.get(f"{CONV}/{cid}", headers=as_user(user))
     return response.status_code, response.get_json()
@@ -324,3 +328,28 @@ def test_random_users_never_reach_each_others_conversations(app_for: Callable[..
         for cid in owned[user]:
             status, body = read(client, user, cid)
             assert status == 200 and body["content"]["conversation"]["title"] == f"title {secrets[cid]}"
+
+
+def test_answers_report_usage_and_latency_and_statistics_add_up(
+    app_for: Callable[..., FlaskClient], fake_llm: FakeLlm
+) -> None:
+    client = app_for(admins="root", llm_model="stat-model")
+    user = f"user-{uuid.uuid4().hex[:6]}"
+    cid = start(client, user)
+    first = ask(client, user, cid, "How many days of paid annual leave?")["content"]
+    assert first["usage"]["total_tokens"] > 0 and first["latency_ms"] >= 0  # every answer, not only streams
+    ask(client, user, cid, "Per year?")
+    outside = client.post(f"{API}/ai", json={"q": "When is the pump inspected?"}, headers=as_user(user)).get_json()
+    assert outside["content"]["usage"]["total_tokens"] > 0
+    room = client.get(f"{API}/usage", query_string={"room": cid}, headers=as_user(user)).get_json()["content"]
+    [row] = room["usage"]
+    assert (row["answers"], row["model"], row["username"]) == (2, "stat-model", user)
+    assert row["total_tokens"] == room["totals"]["total_tokens"] >= 2 * first["usage"]["total_tokens"] - 1
+    mine = client.get(f"{API}/usage", headers=as_user(user)).get_json()["content"]
+    assert mine["totals"]["answers"] == 3 and {r["username"] for r in mine["usage"]} == {user}
+    refused = client.get(f"{API}/usage", query_string={"user": user}, headers=as_user("otto"))
+    assert refused.status_code == 403 and label(refused) == "accessForbidden"
+    seen = client.get(f"{API}/usage", query_string={"user": user}, headers=as_user("root")).get_json()["content"]
+    assert seen["totals"] == mine["totals"]
+    everyone = client.get(f"{API}/usage", headers=as_user("root")).get_json()["content"]["usage"]
+    assert user in {r["username"] for r in everyone}
