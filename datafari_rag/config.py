@@ -276,6 +276,15 @@ class Settings:
         False,
         "vector and rrf: the LLM rewrites the search query as a standalone question, from the history if any.",
     )
+    sub_queries: int = _key(
+        RAG,
+        "chat.query.rewriting.subQueries",
+        0,
+        "With a conversation: the LLM rewrites the last message, from the last 4 exchanges, into a standalone "
+        "question or up to this many sub-queries (JSON), each retrieved and the results fused by RRF; "
+        "greetings and closings skip it, a failure keeps the message. 0: off (Datafari's rewriting only).",
+        minimum=0,
+    )
     solr_top_k: int = _key(RAG, "solr.topK", 10, "Vector and hybrid retrieval: how many chunks.", minimum=1)
     query_max_length: int = _key(
         RAG, "rag.query.maxLength", 2000, "Longest accepted query, in characters (longer: ragBadRequest).", minimum=10

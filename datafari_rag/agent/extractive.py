@@ -82,7 +82,7 @@ class ExtractiveGenerator:
 
     def complete(self, messages: list[dict[str, str]], max_tokens: int = 200) -> str:
         parsed = parse_prompt(prompt_text(messages))
-        if parsed.task == "rewrite":
+        if parsed.task in ("rewrite", "subqueries"):  # keep the query: the extractive agent rewrites nothing
             return "0"
         if parsed.task == "summarize":
             return self._summary(parsed, max_tokens)

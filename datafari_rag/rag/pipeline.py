@@ -21,7 +21,7 @@ from typing import Any
 from ..config import Settings
 from ..errors import DatafariError
 from ..llm import LlmError, LlmService, Usage
-from ..retrieval import RetrievalContext, Snippet, retrieve, retrieve_document
+from ..retrieval import RetrievalContext, Snippet, retrieve_all, retrieve_document
 from ..retrieval.filters import NO_FILTER, SourceFilter
 from ..security import UserAccess
 from ..solr import SolrError
@@ -31,7 +31,7 @@ from .citations import SourcesUsedFilter, clean_answer, references
 from .hygiene import clean_history, clean_query, clean_snippet
 from .packing import Item, PromptTooLarge
 from .prompts import PromptContext, snippet_text
-from .rewriting import rewriting_enabled, search_query
+from .rewriting import rewriting_enabled, search_queries
 from .strategies import FinalCall, mapreduce, refine
 
 log = logging.getLogger(__name__)
@@ -103,19 +103,19 @@ class Pipeline:
         usage = Usage()
         retrieval = RetrievalContext(self.main, self.vectors, s, access, request.filters)
         try:
-            if rewriting_enabled(s):
+            if rewriting_enabled(s) or (s.sub_queries and request.history):
                 yield Event("phase", {"name": "rag:query rewriting"})
-            query = search_query(self.llm, s, request.query, request.history, usage)
-            if query != request.query:  # for the conversation store; streams do not show it
-                yield Event("query.rewritten", {"query": query})
+            queries = search_queries(self.llm, s, request.query, request.history, usage)
+            for rewritten in (q for q in queries if q != request.query):  # for the store; streams do not show it
+                yield Event("query.rewritten", {"query": rewritten})
             yield Event("phase", {"name": "rag:retrieval"})
             if request.doc_id is not None:
-                found = retrieve_document(retrieval, request.doc_id, query)
+                found = retrieve_document(retrieval, request.doc_id, queries[0])
                 if found is None:
                     reason = f"No readable document with id {request.doc_id!r}."
                     raise DatafariError("ragFileNotFound", reason, lang=request.lang)
             else:
-                found = retrieve(retrieval, query)
+                found = retrieve_all(retrieval, queries)
             snippets = [x for x in self._chunks(found) if x.content]
             sent = sources(snippets)
             yield Event("sources.final", {"items": sent})

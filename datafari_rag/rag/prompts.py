@@ -37,7 +37,7 @@ FORMAT_INSTRUCTIONS = {
     },
 }
 FORMATS = tuple(FORMAT_INSTRUCTIONS["en"])  # Datafari's "default" adds no instruction
-TRANSCRIPT_TEMPLATES = frozenset({"rewrite_bm25", "rewrite_vector"})  # the conversation is their material
+TRANSCRIPT_TEMPLATES = frozenset({"rewrite_bm25", "rewrite_vector", "subqueries"})  # the conversation is their material
 _NAMES = {  # how the prompts name the most asked-for languages
     "en": "English",
     "fr": "French",
@@ -155,7 +155,7 @@ class PromptContext:
         lines = "".join(render("history_line", role=m["role"], content=m["content"]) for m in self.history)
         return render("history_block", lines=lines.strip()) if lines else ""
 
-    def prompt(self, template: str, snippets: str = "", previous_answer: str = "") -> Prompt:
+    def prompt(self, template: str, snippets: str = "", previous_answer: str = "", **extra: object) -> Prompt:
         transcript = template in TRANSCRIPT_TEMPLATES
         system, user = render_blocks(
             template,
@@ -166,6 +166,7 @@ class PromptContext:
             language_instruction=self.language_instruction,
             history=self.history_block() if transcript else "",
             abstention=self.abstention,
+            **extra,
         )
         turns = () if transcript else tuple(chat_turn(m) for m in self.history)
         return Prompt(system, user, turns)

@@ -1,9 +1,16 @@
 """Query rewriting: the *search* query rewritten by the LLM, from the conversation when there is
 one and without it too, as Datafari 6.2 documents it (for BM25: keywords in English, no file
 name, nothing inside [] or << >>, no +); the answer still uses the original question. The LLM
-answers "0" to keep the query as it is."""
+answers "0" to keep the query as it is.
+
+With ``chat.query.rewriting.subQueries`` (chat-core's rewriting), a message in a conversation is
+rewritten from the last 4 exchanges into a standalone question or several sub-queries, answered
+as ``{"queries": [...]}``; greetings and closings skip it, and any failure keeps the message."""
 
 from __future__ import annotations
+
+import json
+import re
 
 from ..config import Settings
 from ..llm import LlmError, LlmService, Usage
@@ -30,3 +37,54 @@ def search_query(
     except LlmError:
         return query  # rewriting is an optimisation: the original query still works
     return query if rewritten in ("", "0") else rewritten
+
+
+SUB_QUERY_HISTORY = 8  # the last 4 exchanges
+# Messages that need no search of their own: greetings, thanks, closings (English and French).
+_SMALL_TALK = re.compile(
+    r"^\s*(hi|hello|hey|good (morning|afternoon|evening)|bonjour|bonsoir|salut|coucou|thanks?( you)?( a lot)?"
+    r"|many thanks|merci( beaucoup)?|bye|goodbye|see you|au revoir|à bientôt|ok(ay)?|great|perfect|parfait|super)"
+    r"[\s!.,?]*$",
+    re.I,
+)
+_JSON_OBJECT = re.compile(r"\{.*\}", re.S)
+
+
+def is_small_talk(message: str) -> bool:
+    return bool(_SMALL_TALK.match(message))
+
+
+def search_queries(
+    llm: LlmService, settings: Settings, query: str, history: list[dict[str, str]], usage: Usage | None = None
+) -> list[str]:
+    """What to search for: sub-queries when they are on and the message is part of a conversation,
+    else the one (possibly rewritten) search query."""
+    if settings.sub_queries > 0 and history and not is_small_talk(query):
+        found = sub_queries(llm, settings, query, history, usage)
+        if found:
+            return found
+    return [search_query(llm, settings, query, history, usage)]
+
+
+def sub_queries(
+    llm: LlmService, settings: Settings, query: str, history: list[dict[str, str]], usage: Usage | None = None
+) -> list[str] | None:
+    """Up to ``chat.query.rewriting.subQueries`` standalone queries, or None (then the message is kept)."""
+    accents = not settings.strip_accents
+    recent = clean_history(history, SUB_QUERY_HISTORY, accents)
+    ctx = PromptContext(clean_query(query, accents), history=recent)
+    prompt = ctx.prompt("subqueries", max_queries=settings.sub_queries)
+    try:
+        reply = llm.generate(prompt.messages(), usage)
+    except LlmError:
+        return None
+    found = _JSON_OBJECT.search(reply)  # models often wrap their JSON in prose or a code fence
+    try:
+        queries = json.loads(found.group(0))["queries"] if found else None
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(queries, list):
+        return None
+    cleaned = [clean_query(q) for q in queries if isinstance(q, str)]
+    unique = list(dict.fromkeys(q for q in cleaned if q and q != "0"))
+    return unique[: settings.sub_queries] or None

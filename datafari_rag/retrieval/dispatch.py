@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from .base import RetrievalContext, Snippet, to_snippet
 from .bm25 import bm25
-from .hybrid import rrf
+from .hybrid import reciprocal_rank_fusion, rrf
 from .vector import vector, vector_chunks
 
 RETRIEVERS: dict[str, Callable[[RetrievalContext, str], list[Snippet]]] = {
@@ -18,6 +19,19 @@ RETRIEVERS: dict[str, Callable[[RetrievalContext, str], list[Snippet]]] = {
 
 def retrieve(ctx: RetrievalContext, query: str) -> list[Snippet]:
     return RETRIEVERS[ctx.settings.retrieval](ctx, query)
+
+
+def retrieve_all(ctx: RetrievalContext, queries: list[str]) -> list[Snippet]:
+    """Several queries (sub-queries): each retrieved, the lists fused by reciprocal rank, each
+    passage once, as many as one query would bring (``chunking.maxFiles`` documents for bm25,
+    ``solr.topK`` chunks otherwise)."""
+    if len(queries) == 1:
+        return retrieve(ctx, queries[0])
+    rankings = [retrieve(ctx, q) for q in queries]
+    by_key = {(x.id, x.content): x for ranking in rankings for x in ranking}
+    fused = reciprocal_rank_fusion([[(x.id, x.content) for x in r] for r in rankings], ctx.settings.rrf_rank_constant)
+    limit = ctx.settings.max_files if ctx.settings.retrieval == "bm25" else ctx.settings.solr_top_k
+    return [replace(by_key[key], score=score) for key, score in fused[:limit]]
 
 
 def retrieve_document(ctx: RetrievalContext, doc_id: str, query: str | None) -> list[Snippet] | None:

@@ -520,3 +520,41 @@ def test_the_nothing_found_sentence_follows_lang_on_ai_rag(client_for: Callable[
     out = rag(client_for(), query="zzqx vvbn", lang="fr")
     assert error_of(out)[0] == "ragNoFileFound"
     assert out["content"]["message"] == "Désolé, je n'ai trouvé aucun document pertinent pour répondre à votre demande."
+
+
+def _sub_query_llm(reply: str) -> Callable[[str], str]:
+    return lambda prompt: reply if prompt.startswith("Task: subqueries") else "ok"
+
+
+def test_sub_queries_are_each_retrieved_and_fused(client_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
+    """chat-core's rewriting: from the last 4 exchanges, a message becomes sub-queries (JSON); each is
+    retrieved and the results fused, while the answer still uses the message as asked."""
+    history = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i}"} for i in range(12)]
+    fake_llm.reset(_sub_query_llm('```json\n{"queries": ["paid annual leave days", "VPN client hotel"]}\n```'))
+    client = client_for(sub_queries=3, chat_memory_enabled=True, max_files=4)
+    out = rag(client, query="and both of those things?", history=history)
+    rewrite, answer = fake_llm.prompts()
+    assert rewrite.startswith("Task: subqueries") and "up to 3" in rewrite
+    assert "turn 4" in rewrite and "turn 3" not in rewrite  # the last 4 exchanges only
+    assert answer.rstrip().endswith("Question: and both of those things?")
+    urls = {d["url"] for d in out["content"]["documents"]}
+    assert {"file://share/hr/holidays.txt", "file://share/it/vpn.txt"} <= urls and len(urls) <= 4
+
+
+@pytest.mark.parametrize("reply", ["not json at all", '{"queries": "one"}', '{"queries": []}', "0"])
+def test_a_sub_query_failure_keeps_the_message(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm, reply: str
+) -> None:
+    fake_llm.reset(_sub_query_llm(reply))
+    history = [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "Hi!"}]
+    out = rag(client_for(sub_queries=3), query="password expire", history=history)
+    assert out["status"] == "OK" and "file://share/it/password.txt" in [d["url"] for d in out["content"]["documents"]]
+
+
+@pytest.mark.parametrize("message", ["Thanks!", "merci beaucoup", "hello", "Bye."])
+def test_greetings_and_closings_skip_sub_queries(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm, message: str
+) -> None:
+    history = [{"role": "user", "content": "How many days of leave?"}, {"role": "assistant", "content": "25."}]
+    rag(client_for(sub_queries=3), query=message, history=history)
+    assert not any(p.startswith("Task: subqueries") for p in fake_llm.prompts())
