@@ -27,6 +27,7 @@ BENCHMARKS = [
     "streaming",
     "indexing",
     "acl_leaks",
+    "cache",
 ]
 
 

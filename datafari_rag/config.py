@@ -285,6 +285,23 @@ class Settings:
         "greetings and closings skip it, a failure keeps the message. 0: off (Datafari's rewriting only).",
         minimum=0,
     )
+    cache_enabled: bool = _key(
+        RAG,
+        "cache.enabled",
+        False,
+        "Semantic cache of retrieval results: a query whose embedding is close enough to a recent one of a "
+        "user with exactly the same access, settings and index reuses its results.",
+    )
+    cache_threshold: float = _key(RAG, "cache.threshold", 0.95, "Cache: the cosine similarity a hit needs.")
+    cache_ttl: float = _key(RAG, "cache.ttl", 900.0, "Cache: seconds an entry lives.", minimum=1)
+    cache_max_entries: int = _key(RAG, "cache.maxEntries", 1000, "Cache: entries kept (oldest out).", minimum=1)
+    cache_version_check: float = _key(
+        RAG,
+        "cache.versionCheck",
+        1.0,
+        "Cache: seconds between two checks of the collections' versions (a change empties the cache).",
+        minimum=0,
+    )
     solr_top_k: int = _key(RAG, "solr.topK", 10, "Vector and hybrid retrieval: how many chunks.", minimum=1)
     query_max_length: int = _key(
         RAG, "rag.query.maxLength", 2000, "Longest accepted query, in characters (longer: ragBadRequest).", minimum=10

@@ -7,11 +7,13 @@ from dataclasses import dataclass
 
 from .config import Settings
 from .conversations import StoreHandle
+from .indexing.embedder import ChunkEmbedder
 from .indexing.indexer import Indexer
 from .indexing.outbox import Outbox
 from .llm import LlmService, OpenAiLlmService
 from .llm.datafari_service import DatafariLlmService
 from .rag.pipeline import Pipeline
+from .retrieval.cache import SemanticCache
 from .solr import SolrClient
 from .solr.breaker import CircuitBreaker
 from .solr.collection import Collection
@@ -37,19 +39,29 @@ def solr_client(settings: Settings) -> SolrClient:
     return SolrClient(settings.solr_url, settings.solr_timeout, auth, breaker)
 
 
+def semantic_cache(settings: Settings, main: Collection, vectors: Collection) -> SemanticCache:
+    """The process's cache of retrieval results: queries embedded by the same model as the
+    chunks, the collections' versions as its validity."""
+    embedder = ChunkEmbedder(settings)
+    return SemanticCache(
+        settings, lambda query: embedder.embed([query])[0], lambda: (main.version(), vectors.version())
+    )
+
+
 def build_services(settings: Settings, llm: LlmService | None = None, outbox: Outbox | None = None) -> Services:
     solr = solr_client(settings)
     main = Collection(solr, settings.collection_main)
     vectors = Collection(solr, settings.collection_vector)
     if llm is None:
         llm = DatafariLlmService(settings) if settings.rag_template == "datafari" else OpenAiLlmService(settings)
+    cache = semantic_cache(settings, main, vectors) if settings.cache_enabled else None
     return Services(
         settings=settings,
         solr=solr,
         main=main,
         vectors=vectors,
         llm=llm,
-        pipeline=Pipeline(settings, main, vectors, llm),
+        pipeline=Pipeline(settings, main, vectors, llm, cache),
         indexer=Indexer(settings, main, vectors, outbox or Outbox()),
         conversations=StoreHandle(settings),
     )

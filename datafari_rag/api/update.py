@@ -65,6 +65,10 @@ def update() -> Response:
         raise DatafariError("updateTechnicalError", "The index could not be written.", detail=str(exc)) from exc
     except ModeConflict as exc:
         raise DatafariError("updateMisconfigured", str(exc)) from exc
+    finally:
+        cache = get_services().pipeline.cache
+        if cache is not None:  # this process's writes are seen at once; others' at the next version check
+            cache.clear()
     failed = sum(1 for r in results if r.status == "error")
     return jsonify(
         {

@@ -22,6 +22,7 @@ from ..config import Settings
 from ..errors import DatafariError
 from ..llm import LlmError, LlmService, Usage
 from ..retrieval import RetrievalContext, Snippet, retrieve_all, retrieve_document
+from ..retrieval.cache import SemanticCache
 from ..retrieval.filters import NO_FILTER, SourceFilter
 from ..security import UserAccess
 from ..solr import SolrError
@@ -74,6 +75,7 @@ class Pipeline:
     main: Collection
     vectors: Collection
     llm: LlmService
+    cache: SemanticCache | None = None  # cache.enabled
 
     def prompt_context(self, request: RagRequest) -> PromptContext:
         s = self.settings
@@ -101,7 +103,7 @@ class Pipeline:
         if not ctx.query:
             raise DatafariError("ragBadRequest", "The query is empty once cleaned.")
         usage = Usage()
-        retrieval = RetrievalContext(self.main, self.vectors, s, access, request.filters)
+        retrieval = RetrievalContext(self.main, self.vectors, s, access, request.filters, self.cache)
         try:
             if rewriting_enabled(s) or (s.sub_queries and request.history):
                 yield Event("phase", {"name": "rag:query rewriting"})
@@ -115,7 +117,9 @@ class Pipeline:
                     reason = f"No readable document with id {request.doc_id!r}."
                     raise DatafariError("ragFileNotFound", reason, lang=request.lang)
             else:
-                found = retrieve_all(retrieval, queries)
+                found, hits = retrieve_all(retrieval, queries)
+                if hits is not None:
+                    yield Event("phase", {"name": "rag:cache", "hits": hits, "of": len(queries)})
             snippets = [x for x in self._chunks(found) if x.content]
             sent = sources(snippets)
             yield Event("sources.final", {"items": sent})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
 from ..security import UserAccess
@@ -14,6 +14,9 @@ from .filters import NO_FILTER, SourceFilter
 
 # Characters with a meaning in Solr's query syntax; a BM25 search uses the words only.
 _SOLR_SYNTAX = re.compile(r'[+\-&|!(){}\[\]^"~*?:\\/]')
+
+if TYPE_CHECKING:
+    from .cache import SemanticCache
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,7 @@ class RetrievalContext:
     settings: Settings
     access: UserAccess
     restrict: SourceFilter = NO_FILTER  # Datafari 7.0's ``filters``: sources only among these
+    cache: SemanticCache | None = None  # cache.enabled: results of close queries in the same scope
 
     @classmethod
     def of(cls, solr: SolrClient, settings: Settings, access: UserAccess) -> RetrievalContext:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 from .base import RetrievalContext, Snippet, to_snippet
 from .bm25 import bm25
+from .cache import scope
 from .hybrid import reciprocal_rank_fusion, rrf
 from .vector import vector, vector_chunks
 
@@ -21,17 +23,26 @@ def retrieve(ctx: RetrievalContext, query: str) -> list[Snippet]:
     return RETRIEVERS[ctx.settings.retrieval](ctx, query)
 
 
-def retrieve_all(ctx: RetrievalContext, queries: list[str]) -> list[Snippet]:
-    """Several queries (sub-queries): each retrieved, the lists fused by reciprocal rank, each
-    passage once, as many as one query would bring (``chunking.maxFiles`` documents for bm25,
-    ``solr.topK`` chunks otherwise)."""
-    if len(queries) == 1:
-        return retrieve(ctx, queries[0])
-    rankings = [retrieve(ctx, q) for q in queries]
+def retrieve_all(ctx: RetrievalContext, queries: list[str]) -> tuple[list[Snippet], int | None]:
+    """Several queries (sub-queries): each retrieved (through the semantic cache when it is on),
+    the lists fused by reciprocal rank, each passage once, as many as one query would bring
+    (``chunking.maxFiles`` documents for bm25, ``solr.topK`` chunks otherwise). Returns the
+    passages and how many queries the cache answered (None: no cache)."""
+    hits: int | None = None if ctx.cache is None else 0
+    rankings: list[list[Snippet]] = []
+    for query in queries:
+        if ctx.cache is None:
+            rankings.append(retrieve(ctx, query))
+            continue
+        found, hit = ctx.cache.get(scope(ctx), query, partial(retrieve, ctx, query))
+        rankings.append(found)
+        hits = (hits or 0) + hit
+    if len(rankings) == 1:
+        return rankings[0], hits
     by_key = {(x.id, x.content): x for ranking in rankings for x in ranking}
     fused = reciprocal_rank_fusion([[(x.id, x.content) for x in r] for r in rankings], ctx.settings.rrf_rank_constant)
     limit = ctx.settings.max_files if ctx.settings.retrieval == "bm25" else ctx.settings.solr_top_k
-    return [replace(by_key[key], score=score) for key, score in fused[:limit]]
+    return [replace(by_key[key], score=score) for key, score in fused[:limit]], hits
 
 
 def retrieve_document(ctx: RetrievalContext, doc_id: str, query: str | None) -> list[Snippet] | None:

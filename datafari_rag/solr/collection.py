@@ -94,6 +94,14 @@ class Collection:
         """A search restricted to what ``access`` may read (see :mod:`.search`)."""
         return secured_search(self.solr, self.name, handler, params, access, timeout)
 
+    def version(self, timeout: float | None = None) -> tuple[int, int]:
+        """(documents, highest ``_version_``): it changes with every add, update or delete that
+        searches can see. Only counts and a version number are read."""
+        params = [("q", "*:*"), ("defType", "lucene"), ("rows", 1), ("fl", "_version_"), ("sort", "_version_ desc")]
+        found = self.search("select", params, UserAccess.indexer(), timeout)["response"]
+        docs = found["docs"]
+        return int(found["numFound"]), int(docs[0]["_version_"]) if docs else 0
+
     def count(self, query: str = "*:*", timeout: float | None = None) -> int:
         params = [("q", query), ("defType", "lucene"), ("rows", 0)]
         return int(self.search("select", params, UserAccess.indexer(), timeout)["response"]["numFound"])

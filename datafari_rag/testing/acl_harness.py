@@ -148,9 +148,13 @@ def one_trial(rng: random.Random, clients: dict[str, Any], corpus: Corpus, fake:
     else:
         response = client.get(f"{API}/search/vector", query_string={"queryrag": query, "topK": 20}, headers=headers)
     seen = "\n".join(fake.prompts()) + response.get_data(as_text=True)
+    return f"{kind}/{mode}/{user}", leaked(seen, tokens, corpus, doc_id if kind in ("rag-id", "summarize") else None)
+
+
+def leaked(seen: str, tokens: frozenset[str], corpus: Corpus, asked: str | None = None) -> list[str]:
+    """The documents whose marker or id appears in ``seen`` though ``tokens`` may not read them
+    (except ``asked``, the id the user sent, which an error message names back)."""
     exposed = {corpus.by_marker[m] for m in MARKER.findall(seen) if m in corpus.by_marker}
-    # ids count too, except the one the user asked for, which an error message names back
     named = {i.rsplit("_", 1)[0] for i in re.findall(r"acl-\d+(?:_\d+)?", seen)}
-    exposed |= named - ({doc_id} if kind in ("rag-id", "summarize") else set())
-    leaks = sorted(d for d in exposed if d in corpus.docs and not reference_allows(tokens, corpus.docs[d]))
-    return f"{kind}/{mode}/{user}", leaks
+    exposed |= named - ({asked} if asked else set())
+    return sorted(d for d in exposed if d in corpus.docs and not reference_allows(tokens, corpus.docs[d]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,10 +16,12 @@ from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import bootstrap
 from datafari_rag.solr.search import FORM, _form, secured_search
 from datafari_rag.testing.acl_harness import (
+    API,
     EVERY_TOKEN,
     Corpus,
     build,
     harness_settings,
+    leaked,
     one_trial,
     reference_allows,
 )
@@ -132,3 +135,53 @@ def test_the_harness_finds_leaks_when_the_filter_is_off(
     rng = random.Random(3)
     leaked = [d for _ in range(60) for d in one_trial(rng, clients, corpus, fake_llm)[1]]
     assert len(leaked) > 10
+
+
+CACHE_QUERIES = ["pump valve safety", "boiler pressure inspection", "maintenance procedure filter", "valve pump"]
+
+
+def _cached_trials(rng: random.Random, app: Any, corpus: Corpus, fake: FakeLlm, trials: int) -> list[str]:
+    """A user holding every token asks a few queries first; then random users ask them over and
+    over through the semantic cache; every byte the LLM and the client got is checked against the
+    reference rule."""
+    client = app.test_client()
+    for query in CACHE_QUERIES:  # first asked by a user who reads almost everything: the worst cache to share
+        client.post(f"{API}/ai/rag", json={"query": query}, headers={"X-Remote-User": EVERY_TOKEN})
+    leaks: list[str] = []
+    for _ in range(trials):
+        user = rng.choice([*corpus.users, None])
+        tokens = corpus.users.get(user, frozenset()) if user else frozenset()
+        headers = {"X-Remote-User": user} if user else {}
+        fake.reset()
+        query = rng.choice(CACHE_QUERIES)
+        kind = rng.choice(["ai/rag", "ai/stream", "ai"])
+        body = {"q": query} if kind == "ai" else {"query": query}
+        response = client.post(f"{API}/{kind}", json=body, headers=headers)
+        seen = "\n".join(fake.prompts()) + response.get_data(as_text=True)
+        leaks += [f"{kind}/{user}/{d}" for d in leaked(seen, tokens, corpus)]
+    return leaks
+
+
+@pytest.mark.parametrize("method", ["bm25", "rrf"])
+def test_no_leak_through_the_semantic_cache(
+    acl_world: tuple[Settings, Corpus, Path], fake_llm: FakeLlm, method: str
+) -> None:
+    """With the cache on, random users (some with the same tokens, most with different ones) ask
+    the same few queries: the cache answers many of them, and never with a document the asking
+    user may not read."""
+    settings, corpus, _ = acl_world
+    app = create_app(settings.replace(retrieval_method=method, cache_enabled=True, cache_threshold=0.9))
+    leaks = _cached_trials(random.Random(23), app, corpus, fake_llm, 200)
+    cache = app.extensions["datafari_rag"].pipeline.cache
+    assert leaks == [], leaks[:5]
+    assert cache.hits > 50 and cache.misses > 10, (cache.hits, cache.misses)
+
+
+def test_the_cache_test_finds_leaks_when_the_scope_ignores_access(
+    acl_world: tuple[Settings, Corpus, Path], fake_llm: FakeLlm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache shared across accesses (the scope without the user's tokens) must be caught."""
+    monkeypatch.setattr("datafari_rag.retrieval.cache.access_key", lambda access: "everyone")
+    settings, corpus, _ = acl_world
+    app = create_app(settings.replace(cache_enabled=True, cache_threshold=0.9))
+    assert len(_cached_trials(random.Random(23), app, corpus, fake_llm, 200)) > 10
