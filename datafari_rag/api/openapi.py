@@ -445,9 +445,14 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
                     "summary": "Datafari 7.0's AI API: rag, summarize, search (agentic: not enabled)",
                     "requestBody": {"required": True, "content": {JSON: {"schema": _ref("AiRequest")}}},
                     "responses": {
-                        code: _json(_ref("AiResponse"), "7.0's ApiResponse") for code in ("200", "400", "500")
+                        code: _json(_ref("AiResponse"), "7.0's ApiResponse")
+                        for code in ("200", "400", "404", "409", "500")
                     }
-                    | _errors(401, 403, 413, 503, *CONVERSATION_REFUSALS),
+                    | {  # refused before the view (Datafari's error JSON) or by it (7.0's ApiResponse)
+                        code: _json({"oneOf": [_ref("AiResponse"), _ref("Error")]}, "a refusal")
+                        for code in ("401", "403", "503")
+                    }
+                    | _errors(413),
                 }
             },
             f"{prefix}/ai/summarize": {
