@@ -34,6 +34,7 @@ LABELS: dict[str, Label] = {
     "ragNoValidAnswer": Label(428, "Sorry, I could not find an answer to your question.", True),
     "ragFileNotFound": Label(428, "Sorry, the requested file does not exist, or is not available.", True),
     "ragTechnicalError": Label(500, f"Sorry, I met a technical issue. {_TRY_LATER}", True),
+    "ragForbiddenTopic": Label(422, "Sorry, I cannot answer questions on this topic.", True),
     # Datafari's summarization API
     "summarizationErrorNotEnabled": Label(422, "Sorry, it seems the feature is not enabled.", True),
     "summarizationBadRequest": Label(422, f"Sorry, it appears there is an issue with the request. {_TRY_LATER}", True),
@@ -113,11 +114,12 @@ class DatafariError(Exception):
         code: int | None = None,
         detail: str | None = None,
         lang: str | None = None,
+        message: str | None = None,  # instead of the label's sentence (e.g. the guard's guidance)
     ) -> None:
         super().__init__(reason or label)
         self.label = label
         entry = LABELS[label]
-        message = TRANSLATIONS.get(lang or "", {}).get(label, entry.message)
+        message = message or TRANSLATIONS.get(lang or "", {}).get(label, entry.message)
         self.code, self.message, self.datafari = code or entry.code, message, entry.datafari
         self.reason = reason
         self.detail = detail

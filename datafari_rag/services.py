@@ -4,6 +4,7 @@ the RAG pipeline and the indexer. The app keeps one in ``app.extensions``; the C
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from .config import Settings
 from .conversations import StoreHandle
@@ -12,7 +13,9 @@ from .indexing.indexer import Indexer
 from .indexing.outbox import Outbox
 from .llm import LlmService, OpenAiLlmService
 from .llm.datafari_service import DatafariLlmService
+from .paths import var_dir
 from .rag.pipeline import Pipeline
+from .rag.topic_guard import TopicGuard
 from .retrieval.cache import SemanticCache
 from .solr import SolrClient
 from .solr.breaker import CircuitBreaker
@@ -48,6 +51,14 @@ def semantic_cache(settings: Settings, main: Collection, vectors: Collection) ->
     )
 
 
+def topic_guard(settings: Settings, llm: LlmService) -> TopicGuard:
+    """The forbidden-topic guard: topics embedded by the same model as the chunks, its refusals
+    written to ``guard.auditFile``."""
+    embedder = ChunkEmbedder(settings)
+    audit = Path(settings.guard_audit_file) if settings.guard_audit_file else var_dir() / "log" / "guard-audit.jsonl"
+    return TopicGuard(settings, embedder.embed, llm, audit)
+
+
 def build_services(settings: Settings, llm: LlmService | None = None, outbox: Outbox | None = None) -> Services:
     solr = solr_client(settings)
     main = Collection(solr, settings.collection_main)
@@ -55,13 +66,14 @@ def build_services(settings: Settings, llm: LlmService | None = None, outbox: Ou
     if llm is None:
         llm = DatafariLlmService(settings) if settings.rag_template == "datafari" else OpenAiLlmService(settings)
     cache = semantic_cache(settings, main, vectors) if settings.cache_enabled else None
+    guard = topic_guard(settings, llm) if settings.guard_enabled else None
     return Services(
         settings=settings,
         solr=solr,
         main=main,
         vectors=vectors,
         llm=llm,
-        pipeline=Pipeline(settings, main, vectors, llm, cache),
+        pipeline=Pipeline(settings, main, vectors, llm, cache, guard),
         indexer=Indexer(settings, main, vectors, outbox or Outbox()),
         conversations=StoreHandle(settings),
     )

@@ -34,6 +34,7 @@ from .packing import Item, PromptTooLarge
 from .prompts import PromptContext, snippet_text
 from .rewriting import rewriting_enabled, search_queries
 from .strategies import FinalCall, mapreduce, refine
+from .topic_guard import TopicGuard
 
 log = logging.getLogger(__name__)
 CONVERSATION = "This conversation"  # the title the conversation has when it is the only context
@@ -76,6 +77,7 @@ class Pipeline:
     vectors: Collection
     llm: LlmService
     cache: SemanticCache | None = None  # cache.enabled
+    guard: TopicGuard | None = None  # guard.enabled
 
     def prompt_context(self, request: RagRequest) -> PromptContext:
         s = self.settings
@@ -103,6 +105,9 @@ class Pipeline:
         if not ctx.query:
             raise DatafariError("ragBadRequest", "The query is empty once cleaned.")
         usage = Usage()
+        if self.guard is not None:  # before anything runs: no rewriting, no search, no answer
+            yield Event("phase", {"name": "rag:guard"})
+            self.guard.check(request.question or request.query, access.username, usage)
         retrieval = RetrievalContext(self.main, self.vectors, s, access, request.filters, self.cache)
         try:
             if rewriting_enabled(s) or (s.sub_queries and request.history):

@@ -558,3 +558,35 @@ def test_greetings_and_closings_skip_sub_queries(
     history = [{"role": "user", "content": "How many days of leave?"}, {"role": "assistant", "content": "25."}]
     rag(client_for(sub_queries=3), query=message, history=history)
     assert not any(p.startswith("Task: subqueries") for p in fake_llm.prompts())
+
+
+def test_the_guard_refuses_forbidden_topics_before_anything_runs(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm, tmp_path: Any
+) -> None:
+    audit = tmp_path / "guard.jsonl"
+    guidance = "Salaries are not discussed here: ask HR."
+    client = client_for(
+        guard_enabled=True,
+        guard_topics="salaries and pay of employees",
+        guard_message=guidance,
+        guard_audit_file=str(audit),
+        rewriting_bm25=True,
+    )
+    refused = rag(client, query="How much does my manager earn?")
+    assert refused["status"] == "ERROR" and refused["content"]["documents"] == []
+    assert refused["content"]["error"]["label"] == "ragForbiddenTopic" and refused["content"]["message"] == guidance
+    assert fake_llm.prompts() == []  # no rewriting, no answer: refused before anything ran
+    events = [
+        json.loads(x)
+        for x in client.post(f"{API}/ai/stream", json={"query": "What is the CEO's wage?"})
+        .get_data(as_text=True)
+        .splitlines()
+    ]
+    [error] = [e["data"] for e in events if e["type"] == "error"]
+    assert error["label"] == "ragForbiddenTopic" and error["message"] == guidance
+    assert rag(client, query="How do I reset my password?")["status"] == "OK"
+    lines = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert [(line["query"], line["decision"]) for line in lines] == [
+        ("How much does my manager earn?", "blocked"),
+        ("What is the CEO's wage?", "blocked"),
+    ]

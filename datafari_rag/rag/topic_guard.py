@@ -1,0 +1,149 @@
+"""The forbidden-topic guard (chat-core's): a query about a configured forbidden topic is refused
+before anything else runs — no rewriting, no retrieval, no LLM answer — with a configurable
+guidance message, and every refusal is written to an audit log.
+
+Three match types, each on or off (``guard.matchTypes``):
+- ``exact``: the topic's words appear in the query (case and accents ignored);
+- ``synonym``: a word or pair of words of the query is close to the topic (cosine ≥
+  ``guard.synonymThreshold``): "gun" for "weapons";
+- ``contextual``: the whole query is close to the topic (cosine ≥ ``guard.threshold``, 0.3).
+
+With ``guard.check.mode=llm`` a match is checked by the LLM with chat-core's allow/block rules,
+so that a query that only brushes against a topic is let through. The guard fails closed: if the
+topics cannot be embedded or the LLM check fails or answers neither word, the query is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import pairwise
+from pathlib import Path
+
+import numpy as np
+
+from ..config import Settings
+from ..errors import DatafariError
+from ..llm import LlmError, LlmService, Usage
+from .prompts import PromptContext
+
+MATCH_TYPES = ("exact", "synonym", "contextual")
+_WORD = re.compile(r"\w+")
+
+
+def _plain(text: str) -> str:
+    decomposed = unicodedata.normalize("NFD", text.casefold())
+    return "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
+
+
+def _unit(vectors: list[list[float]]) -> np.ndarray:
+    array = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    return array / np.where(norms == 0, 1, norms)
+
+
+@dataclass(frozen=True)
+class Match:
+    topic: str
+    kind: str  # exact | synonym | contextual | error
+    score: float
+
+
+class TopicGuard:
+    def __init__(
+        self,
+        settings: Settings,
+        embed: Callable[[list[str]], list[list[float]]],
+        llm: LlmService | None = None,
+        audit: Path | None = None,
+    ) -> None:
+        self.topics = [t.strip() for t in settings.guard_topics.split(",") if t.strip()]
+        self.kinds = {k.strip() for k in settings.guard_match_types.split(",") if k.strip()}
+        self.threshold = settings.guard_threshold
+        self.synonym_threshold = settings.guard_synonym_threshold
+        self.message = settings.guard_message
+        self.llm = llm if settings.guard_check_mode == "llm" else None
+        self.embed = embed
+        self.audit_path = audit
+        self._topic_vectors: np.ndarray | None = None
+        self._lock = threading.Lock()
+
+    def check(self, query: str, username: str | None, usage: Usage | None = None) -> None:
+        """Raises ``ragForbiddenTopic`` (with the guidance message) when ``query`` must be refused."""
+        if not self.topics:
+            return
+        try:
+            found = self.match(query)
+        except Exception as exc:  # fail closed: a query that cannot be checked is refused
+            found = Match("", "error", 0.0)
+            detail = repr(exc)
+        else:
+            detail = ""
+        if found is None:
+            return
+        if found.kind != "error" and self.llm is not None and self._allowed_by_llm(query, usage):
+            self._write(query, username, found, "allowed by the LLM check")
+            return
+        self._write(query, username, found, "blocked" + (f": {detail}" if detail else ""))
+        raise DatafariError("ragForbiddenTopic", "The question is about a forbidden topic.", message=self.message)
+
+    def match(self, query: str) -> Match | None:
+        plain = _plain(query)
+        words = _WORD.findall(plain)
+        if "exact" in self.kinds:
+            for topic in self.topics:
+                wanted = _WORD.findall(_plain(topic))
+                if wanted and any(words[i : i + len(wanted)] == wanted for i in range(len(words))):
+                    return Match(topic, "exact", 1.0)
+        if not self.kinds & {"synonym", "contextual"}:
+            return None
+        topics = self._topics()
+        if "contextual" in self.kinds:
+            scores = _unit(self.embed([query])) @ topics.T
+            best = int(np.argmax(scores[0]))
+            if scores[0][best] >= self.threshold:
+                return Match(self.topics[best], "contextual", float(scores[0][best]))
+        if "synonym" in self.kinds and words:
+            grams = list(dict.fromkeys(words + [" ".join(p) for p in pairwise(words)]))
+            scores = _unit(self.embed(grams)) @ topics.T
+            row, col = np.unravel_index(int(np.argmax(scores)), scores.shape)
+            if scores[row][col] >= self.synonym_threshold:
+                return Match(self.topics[col], "synonym", float(scores[row][col]))
+        return None
+
+    def _topics(self) -> np.ndarray:
+        """The topics' embeddings, computed once."""
+        with self._lock:
+            if self._topic_vectors is None:
+                self._topic_vectors = _unit(self.embed(self.topics))
+            return self._topic_vectors
+
+    def _allowed_by_llm(self, query: str, usage: Usage | None) -> bool:
+        prompt = PromptContext(query).prompt("guard_check", topics=", ".join(self.topics))
+        try:
+            reply = self.llm.generate(prompt.messages(), usage).strip().upper() if self.llm else ""
+        except LlmError:
+            return False  # fail closed
+        return reply.startswith("ALLOW")
+
+    def _write(self, query: str, username: str | None, found: Match, decision: str) -> None:
+        if self.audit_path is None:
+            return
+        line = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "user": username,
+            "query": query,
+            "topic": found.topic,
+            "match": found.kind,
+            "score": round(found.score, 4),
+            "decision": decision,
+        }
+        with self._lock:
+            self.audit_path.parent.mkdir(parents=True, exist_ok=True)
+            with self.audit_path.open("a", encoding="utf-8") as out:
+                out.write(json.dumps(line, ensure_ascii=False) + "\n")
