@@ -11,6 +11,7 @@ from .api.capacity import AnswerSlots
 from .api.conversations import bp as conversations_bp
 from .api.datafari_v1 import bp as datafari_v1_bp
 from .api.health import bp as health_bp
+from .api.mcp import McpEndpoint, with_mcp
 from .api.openapi import bp as openapi_bp
 from .api.rag import bp as rag_bp
 from .api.request_id import bp as request_id_bp
@@ -45,4 +46,6 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     app.register_blueprint(datafari_v1_bp, url_prefix=prefix.removesuffix("/v2.0") + "/v1.0")
     app.register_blueprint(update_bp)
     app.register_blueprint(update_bp, url_prefix=prefix, name="prefixed_update")
+    if settings.mcp_enabled:
+        app.wsgi_app = with_mcp(app.wsgi_app, McpEndpoint(app.extensions["datafari_rag"]))  # type: ignore[method-assign]
     return app

@@ -125,6 +125,12 @@ class Settings:
     )
     server_host: str = _key(SERVER, "server.host", "127.0.0.1", "Where the sidecar listens.")
     server_port: int = _key(SERVER, "server.port", 8080, "The sidecar's port.")
+    mcp_enabled: bool = _key(
+        SERVER,
+        "mcp.enabled",
+        True,
+        "Serve the MCP tools (search, vector_search, rag, summarize) at /mcp, with the REST API's identity and ACLs.",
+    )
     server_workers: int = _key(SERVER, "server.workers", 2, "gunicorn worker processes (one per core).", minimum=1)
     server_threads: int = _key(
         SERVER,

@@ -1,0 +1,137 @@
+"""The MCP server with the official SDK's client, on a real Solr: its tools, identity as on the
+REST API, refusals, and random users over random ACLs (every tool's output and every prompt
+checked against the reference rule)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from datafari_rag.app import create_app
+from datafari_rag.config import Settings
+from datafari_rag.solr import SolrClient
+from datafari_rag.solr.bootstrap import bootstrap
+from datafari_rag.testing.acl_harness import WORDS, Corpus, build, harness_settings, leaked
+from datafari_rag.testing.fake_llm import FakeLlm
+from datafari_rag.testing.servers import serve
+
+
+@pytest.fixture(scope="module")
+def world(
+    solr: SolrClient, settings: Settings, tmp_path_factory: pytest.TempPathFactory, fake_llm_server: tuple[FakeLlm, str]
+) -> Iterator[tuple[str, Corpus, Settings]]:
+    folder = tmp_path_factory.mktemp("mcp")
+    mine = settings.replace(collection_main="mcp_FileShare", collection_vector="mcp_VectorMain")
+    bootstrap(solr, mine)
+    corpus = build(random.Random(7), solr, mine, folder, docs=40, users=12)
+    served = harness_settings(mine, folder, fake_llm_server[1])
+    with serve(create_app(served)) as url:
+        yield url, corpus, served
+
+
+def call(url: str, user: str | None, tool: str | None = None, arguments: dict[str, Any] | None = None) -> Any:
+    """Lists the tools (no ``tool``) or calls one, as ``user``, with the SDK's client."""
+
+    async def run() -> Any:
+        headers = {"X-Remote-User": user} if user else {}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=60) as http,
+            Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client,
+        ):
+            if tool is None:
+                return await client.list_tools()
+            return await client.call_tool(tool, arguments or {})
+
+    return asyncio.run(run())
+
+
+def test_the_four_tools_are_offered_with_their_schemas(world: tuple[str, Corpus, Settings]) -> None:
+    url, corpus, _ = world
+    tools = {t.name: t for t in call(url, next(iter(corpus.users))).tools}
+    assert set(tools) == {"search", "vector_search", "rag", "summarize"}
+    assert tools["rag"].input_schema["required"] == ["question"] and "lang" in tools["rag"].input_schema["properties"]
+    assert tools["search"].input_schema["properties"]["rows"]["default"] == 10
+
+
+def test_each_tool_answers_for_the_caller(world: tuple[str, Corpus, Settings], fake_llm: FakeLlm) -> None:
+    url, corpus, _ = world
+    user = max(corpus.users, key=lambda u: len(corpus.users[u]))
+    found = call(url, user, "search", {"query": "pump valve safety", "rows": 5})
+    assert not found.is_error and 0 < len(found.structured_content["documents"]) <= 5
+    passages = call(url, user, "vector_search", {"query": "pump valve safety", "top_k": 3})
+    assert not passages.is_error and len(passages.structured_content["passages"]) <= 3
+    fake_llm.reset(lambda prompt: "The pump is checked [1].\nSOURCES_USED: 1")
+    answer = call(url, user, "rag", {"question": "How is the pump checked?"}).structured_content
+    assert answer["answer"] == "The pump is checked [1]." and answer["references"][0]["number"] == 1
+    assert answer["usage"]["total_tokens"] > 0 and fake_llm.prompts()
+    doc = found.structured_content["documents"][0]["id"]
+    fake_llm.reset(lambda prompt: "A short summary.")
+    assert call(url, user, "summarize", {"id": doc}).structured_content == {"summary": "A short summary."}
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("search", {"query": "   "}, "'query' must not be empty"),
+        ("search", {"query": "pump", "rows": 0}, "'rows' must be between 1 and 50"),
+        ("vector_search", {"query": "pump", "top_k": 500}, "'top_k' must be between 1 and 50"),
+        ("rag", {"question": "x" * 5000}, "'question' is longer than"),
+        ("rag", {"question": "pump", "lang": "klingon"}, "'lang' must be an ISO 639-1 code"),
+        ("summarize", {"id": "no-such-document"}, "summarizationNoFileFound"),
+    ],
+)
+def test_bad_calls_are_tool_errors_that_say_why(
+    world: tuple[str, Corpus, Settings], tool: str, arguments: dict[str, Any], message: str
+) -> None:
+    url, corpus, _ = world
+    result = call(url, next(iter(corpus.users)), tool, arguments)
+    assert result.is_error and message in result.content[0].text and "Traceback" not in result.content[0].text
+
+
+def test_an_identity_the_rest_api_refuses_is_refused_here(
+    world: tuple[str, Corpus, Settings], solr: SolrClient
+) -> None:
+    _, _, served = world
+    with serve(create_app(served.replace(anonymous_allowed=False))) as url:
+        response = httpx2.post(f"{url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert response.status_code == 401 and response.json()["content"]["error"]["label"] == "authenticationFailed"
+        untrusted = httpx2.post(f"{url}/mcp", json={}, headers={"Authorization": "Bearer not-a-jwt"})
+        assert untrusted.status_code == 401
+
+
+def test_random_users_get_only_what_they_may_read(world: tuple[str, Corpus, Settings], fake_llm: FakeLlm) -> None:
+    """Random users (and anonymous callers) call random tools: every byte of every result and of
+    every prompt the LLM received is checked against the reference rule."""
+    url, corpus, _ = world
+    rng = random.Random(31)
+    leaks: list[str] = []
+    shown = 0
+    for _ in range(60):
+        user = rng.choice([*corpus.users, None])
+        tokens = corpus.users.get(user, frozenset()) if user else frozenset()
+        query = " ".join(rng.sample(WORDS, 3))
+        doc_id = rng.choice(list(corpus.docs))
+        tool, arguments = rng.choice(
+            [
+                ("search", {"query": query, "rows": 50}),
+                ("vector_search", {"query": query, "top_k": 20}),
+                ("rag", {"question": query}),
+                ("summarize", {"id": doc_id}),
+            ]
+        )
+        fake_llm.reset()
+        result = call(url, user, tool, arguments)
+        text = json.dumps(result.structured_content) + " ".join(c.text for c in result.content if hasattr(c, "text"))
+        seen = "\n".join(fake_llm.prompts()) + text
+        leaks += [f"{tool}/{user}/{d}" for d in leaked(seen, tokens, corpus, doc_id if tool == "summarize" else None)]
+        shown += not result.is_error and "acl-" in text
+    assert leaks == [], leaks[:5]
+    assert shown > 20  # the tools did return readable documents
