@@ -125,6 +125,12 @@ class Settings:
     )
     server_host: str = _key(SERVER, "server.host", "127.0.0.1", "Where the sidecar listens.")
     server_port: int = _key(SERVER, "server.port", 8080, "The sidecar's port.")
+    stream_debug: bool = _key(
+        SERVER,
+        "stream.debug",
+        False,
+        "ai/stream as Server-Sent Events adds debug events: the rewritten queries, each stage's time.",
+    )
     mcp_enabled: bool = _key(
         SERVER,
         "mcp.enabled",

@@ -99,12 +99,30 @@ def refused(error: DatafariError) -> Iterator[Event]:
     yield Event("stream.completed", {"status": "ERROR"})
 
 
-def sse(events: Iterator[Event]) -> Iterator[str]:
-    """chat-core style Server-Sent Events."""
+# chat-core's step ids, one per stage of the pipeline
+STEPS = {
+    "rag:guard": "guard",
+    "rag:query rewriting": "rewriting",
+    "rag:cache": "cache",
+    "rag:retrieval": "search",
+    "rag:refine": "generation",
+    "rag:map": "generation",
+    "rag:merge": "generation",
+    "rag:response generation": "generation",
+}
+
+
+def sse(events: Iterator[Event], debug: bool = False) -> Iterator[str]:
+    """chat-core style Server-Sent Events: a ``step`` per stage (its ``id``: guard, rewriting,
+    cache, search, sources, generation), ``token`` pieces, ``done`` (final_response, usage,
+    references, latency_ms), ``error``; with ``stream.debug``, ``debug`` events too (the rewritten
+    queries, each stage's time since the start)."""
+    started = time.monotonic()
     for event in events:
         payload: dict[str, Any] | None = None
         if event.type == "phase":
-            payload = {"type": "step", "id": event.data["name"], "content": event.data}
+            name = event.data["name"]
+            payload = {"type": "step", "id": STEPS.get(name, name), "name": name, "content": event.data}
         elif event.type == "sources.final":
             payload = {"type": "step", "id": "sources", "content": "sources", "references": event.data["items"]}
         elif event.type == "message.delta":
@@ -115,9 +133,16 @@ def sse(events: Iterator[Event]) -> Iterator[str]:
                 "final_response": event.data["text"],
                 "usage": event.data["usage"],
                 "references": event.data["references"],
+                "latency_ms": event.data["latency_ms"],
             }
         elif event.type == "error":
             payload = {"type": "error", **event.data}
+        if debug and event.type != "message.delta":
+            elapsed = int((time.monotonic() - started) * 1000)
+            note = {"type": "debug", "event": event.type, "elapsed_ms": elapsed}
+            if event.type in ("phase", "query.rewritten"):
+                note["data"] = event.data
+            yield f"data: {json.dumps(note, ensure_ascii=False)}\n\n"
         if payload is not None:
             yield f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
 
@@ -146,7 +171,7 @@ def ai_stream() -> Response:
         return Response(ndjson(refused(exc)), mimetype=mimetype)
     hold = Hold(slots())  # refused here, as JSON, when every answer slot is held
     events = rag_events(rag, hold, wrap)
-    body = sse(events) if wants_sse else ndjson(events)
+    body = sse(events, get_services().settings.stream_debug) if wants_sse else ndjson(events)
     response = Response(stream_with_context(body), mimetype=mimetype)
     response.call_on_close(hold.release)  # a stream never read gives its slot back too
     response.headers["Cache-Control"] = "no-cache"

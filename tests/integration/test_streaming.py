@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -193,3 +194,21 @@ def test_fifty_slow_streams_do_not_starve_other_requests(app_settings: Settings,
     assert statuses == ["OK"] * 50
     assert health.status_code == 200 and plain.json()["response"]["docs"]
     assert answered < min(ends)  # answered while every stream was still open
+
+
+def test_sse_steps_carry_chat_cores_stage_ids_and_debug_when_enabled(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm
+) -> None:
+    fake_llm.reset(lambda prompt: "paid annual leave" if prompt.startswith("Task: rewrite") else ANSWER)
+    events = sse(client_for(rewriting_bm25=True, cache_enabled=True), query="How many days off?")
+    steps = [e["id"] for e in events if e["type"] == "step"]
+    assert steps == ["rewriting", "search", "cache", "sources", "generation"]  # the cache step tells its hits
+    done = events[-1]
+    assert done["type"] == "done" and done["latency_ms"] >= 0 and done["final_response"] == ANSWER
+    assert not any(e["type"] == "debug" for e in events)  # off by default
+    debug = sse(client_for(rewriting_bm25=True, stream_debug=True), query="How many days off?")
+    notes = [e for e in debug if e["type"] == "debug"]
+    [rewritten] = [n for n in notes if n["event"] == "query.rewritten"]
+    assert rewritten["data"] == {"query": "paid annual leave"}
+    assert all(a["elapsed_ms"] <= b["elapsed_ms"] for a, b in itertools.pairwise(notes))
+    assert [e["id"] for e in debug if e["type"] == "step"] == ["rewriting", "search", "sources", "generation"]
