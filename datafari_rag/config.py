@@ -298,6 +298,20 @@ class Settings:
         "greetings and closings skip it, a failure keeps the message. 0: off (Datafari's rewriting only).",
         minimum=0,
     )
+    agentic_enabled: bool = _key(
+        RAG,
+        "agentic.enabled",
+        True,
+        "The agentic mode (search_type=agentic, POST ai action=agentic): the LLM answers through tools "
+        "(it must support OpenAI's tool calls).",
+    )
+    agentic_max_steps: int = _key(RAG, "agentic.maxSteps", 5, "Agentic mode: model turns at most.", minimum=1)
+    agentic_max_tool_calls: int = _key(
+        RAG, "agentic.maxToolCalls", 8, "Agentic mode: tool calls at most, in all.", minimum=1
+    )
+    agentic_deadline: float = _key(
+        RAG, "agentic.deadline", 60.0, "Agentic mode: seconds before the model must answer without tools.", minimum=1
+    )
     cache_enabled: bool = _key(
         RAG,
         "cache.enabled",

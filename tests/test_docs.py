@@ -7,7 +7,7 @@ import re
 from datafari_rag.paths import PROJECT_ROOT
 
 PAGES = ("architecture", "configuration", "indexing", "rag-api", "security", "streaming", "evaluation")
-PAGES += ("benchmarks", "deployment", "search-api", "conversations", "citations", "cache", "guard", "mcp")
+PAGES += ("benchmarks", "deployment", "search-api", "conversations", "citations", "cache", "guard", "mcp", "agentic")
 
 
 def test_the_readme_is_at_most_10_kb_and_links_every_page() -> None:

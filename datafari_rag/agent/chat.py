@@ -42,12 +42,13 @@ def _validate(body: Any) -> tuple[list[dict[str, str]], int] | Response:
     for message in messages:
         if not isinstance(message, dict) or message.get("role") not in ROLES:
             return openai_error(400, "Each message needs a valid 'role'.", "messages")
-        if not isinstance(message.get("content"), str):
+        calls_tools = message["role"] == "assistant" and message.get("tool_calls")
+        if not isinstance(message.get("content"), str) and not (calls_tools and message.get("content") is None):
             return openai_error(400, "Each message needs a string 'content'.", "messages")
     max_tokens = body.get("max_tokens", body.get("max_completion_tokens", 200))
     if not isinstance(max_tokens, int) or max_tokens < 1:
         return openai_error(400, "'max_tokens' must be a positive integer.", "max_tokens")
-    return [{"role": m["role"], "content": m["content"]} for m in messages], max_tokens
+    return [{"role": m["role"], "content": m.get("content") or ""} for m in messages], max_tokens
 
 
 @bp.post("/v1/chat/completions")
@@ -58,6 +59,11 @@ def chat_completions() -> Response:
         return valid
     messages, max_tokens = valid
     model = body.get("model") or GENERATOR_MODEL
+    if body.get("tools"):
+        call = _tool_call(body["tools"], messages)
+        if call is not None:
+            return jsonify(_tool_completion(model, call))
+        messages = _with_tool_results(messages)
     text = _generator().complete(messages, max_tokens)
     embedder = current_app.extensions["embedder"]
     prompt = "\n".join(m["content"] for m in messages)
@@ -109,3 +115,44 @@ def _chunks(ident: str, created: int, model: str, text: str, usage: dict[str, in
         }
         yield f"data: {json.dumps(final)}\n\n"
     yield "data: [DONE]\n\n"
+
+
+# With tools (the agentic mode), the extractive generator is a simple honest agent: it first
+# searches with the user's message, then answers from what the search returned.
+SEARCH_TOOLS = ("hybrid_search", "bm25_search", "search")
+
+
+def _tool_call(tools: Any, messages: list[dict[str, str]]) -> dict[str, Any] | None:
+    """The search to run first, or None once a tool has answered."""
+    if any(m["role"] == "tool" for m in messages):
+        return None
+    names = [t.get("function", {}).get("name") for t in tools if isinstance(t, dict)]
+    name = next((n for n in SEARCH_TOOLS if n in names), None)
+    users = [m["content"] for m in messages if m["role"] == "user"]
+    if name is None or not users:
+        return None
+    return {
+        "id": f"call_{uuid.uuid4().hex[:12]}",
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps({"query": users[-1]})},
+    }
+
+
+def _tool_completion(model: str, call: dict[str, Any]) -> dict[str, Any]:
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": message}],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+    }
+
+
+def _with_tool_results(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The instructions, then what the tools returned as the documents, and the user's question."""
+    system = [m for m in messages if m["role"] in ("system", "developer")]
+    found = "\n\n".join(m["content"] for m in messages if m["role"] == "tool")
+    users = [m["content"] for m in messages if m["role"] == "user"]
+    return [*system, {"role": "user", "content": f"Documents:\n{found}\n\nQuestion: {users[-1] if users else ''}"}]

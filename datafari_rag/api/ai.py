@@ -1,7 +1,7 @@
 """``POST ai``: Datafari 7.0's AI API — one endpoint, the work chosen by ``action``.
 
 The body is 7.0's ``AiRequest``: ``query`` (or ``q``), ``action`` (``rag`` by default,
-``summarize``, ``search``; ``agentic`` answers ``agenticErrorNotEnabled`` until tools exist),
+``summarize``, ``search``, ``agentic``: the LLM answers through the product's tools),
 ``id``, ``lang``, ``history`` (``{role, message}`` or 6.2's ``{role, content}``), ``filters``
 (sources only among these values of whitelisted fields, ``filters.id`` among those documents),
 ``conversationId`` (or chat-core's ``room_id``: the stored conversation the turn belongs to, see
@@ -31,13 +31,25 @@ from .context import get_services
 from .conversations import bind_answer, conversation_id
 from .errors import log_error
 from .rag import accept_language
-from .validation import parse_format, parse_history, parse_id, parse_lang, parse_prompt, parse_query
+from .validation import (
+    parse_format,
+    parse_history,
+    parse_id,
+    parse_lang,
+    parse_prompt,
+    parse_query,
+    parse_search_type,
+)
 
 bp = Blueprint("ai", __name__)
 
 ACTIONS = ("rag", "summarize", "search", "agentic")
 KNOWN = {"query", "q", "action", "id", "lang", "history", "filters", "agent", "conversationId", "memoryId", "format"}
-KNOWN |= {"prompt", "room_id"}  # 6.1/6.2 bodies (ai/stream shares this parser): the question the LLM answers
+KNOWN |= {
+    "prompt",
+    "room_id",
+    "search_type",
+}  # 6.1/6.2 bodies (ai/stream shares this parser): the question the LLM answers
 PREVIEW = 200  # characters of a source's text, as 7.0's sources carry
 
 
@@ -92,9 +104,10 @@ def parsed(body: dict[str, Any]) -> tuple[str, RagRequest, dict[str, Any]]:
     try:
         answer_format = parse_format(body.get("format"))
         question = parse_prompt(body.get("prompt"), max_length)
+        mode = "agentic" if action == "agentic" else parse_search_type(body.get("search_type"))
     except DatafariError as exc:
         raise DatafariError("aiBadRequest", exc.reason) from None
-    return action, RagRequest(query, doc_id, lang, history, answer_format, filters, question), echo
+    return action, RagRequest(query, doc_id, lang, history, answer_format, filters, question, mode), echo
 
 
 def _search(rag: RagRequest) -> dict[str, Any]:
@@ -116,8 +129,6 @@ def ai() -> tuple[Response, int]:
     try:
         # a conversation must be the user's, whatever the action; only rag answers add a turn
         rag, wrap = bind_answer(rag, echo.get("conversationId"), "aiTechnicalError")
-        if action == "agentic":
-            raise DatafariError("agenticErrorNotEnabled", "The agentic mode needs tools, which are not offered yet.")
         if action == "search":
             return _answer({**_search(rag), **echo})
         with answer_slot("aiTechnicalError"):

@@ -185,5 +185,6 @@ def _bind_turn(rag: RagRequest, cid: str, technical_label: str) -> tuple[RagRequ
         raise DatafariError("conversationLimit", str(exc)) from None
     except StoreUnavailable as exc:  # the answer is refused rather than given and not kept
         raise DatafariError(technical_label, "The conversation store cannot be reached.", detail=str(exc)) from exc
-    recorder = TurnRecorder(store, owner, cid, rag.question or rag.query, technical_label=technical_label)
+    question = rag.question or rag.query
+    recorder = TurnRecorder(store, owner, cid, question, search_type=rag.mode, technical_label=technical_label)
     return (rag if rag.history else replace(rag, history=history)), recorder

@@ -109,6 +109,7 @@ STEPS = {
     "rag:map": "generation",
     "rag:merge": "generation",
     "rag:response generation": "generation",
+    "rag:agent": "agent",
 }
 
 
@@ -135,6 +136,8 @@ def sse(events: Iterator[Event], debug: bool = False) -> Iterator[str]:
                 "references": event.data["references"],
                 "latency_ms": event.data["latency_ms"],
             }
+        elif event.type in ("tool.start", "tool.end", "tool.result"):
+            payload = {"type": "step", "id": "tool", "name": event.type, "content": event.data}
         elif event.type == "error":
             payload = {"type": "error", **event.data}
         if debug and event.type != "message.delta":
@@ -155,8 +158,8 @@ def ai_stream() -> Response:
     mimetype = "text/event-stream" if wants_sse else "application/x-ndjson"
     try:
         action, rag, echo = parsed(json_object("aiBadRequest"))
-        if action != "rag":
-            raise DatafariError("aiBadRequest", f"Only action rag streams; send {action} to POST ai.")
+        if action not in ("rag", "agentic"):
+            raise DatafariError("aiBadRequest", f"Only actions rag and agentic stream; send {action} to POST ai.")
     except DatafariError as exc:
         if wants_sse:  # chat-core clients get Datafari's error JSON, as before
             raise DatafariError("ragBadRequest", exc.reason) from None

@@ -51,6 +51,18 @@ def parse_query(value: Any, max_length: int, name: str = "query") -> str:
     return value
 
 
+SEARCH_TYPES = ("rag", "gpt", "agentic")
+
+
+def parse_search_type(value: Any, label: str = "ragBadRequest") -> str:
+    """chat-core's ``search_type``: rag (the default), gpt (the conversation only), agentic (tools)."""
+    if value is None or value == "":
+        return "rag"
+    if value not in SEARCH_TYPES:
+        raise DatafariError(label, f"'search_type' must be one of {', '.join(SEARCH_TYPES)}.")
+    return str(value)
+
+
 def parse_prompt(value: Any, max_length: int) -> str | None:
     """Datafari 6.1's ``prompt``: the question the LLM answers when it is not the query searched."""
     return None if value is None else parse_query(value, max_length, "prompt")
@@ -88,6 +100,7 @@ def rag_request(body: Any, max_query_length: int, default_lang: str | None) -> R
         history=parse_history(body.get("history")),
         format=parse_format(body.get("format")),
         question=parse_prompt(body.get("prompt"), max_query_length),
+        mode=parse_search_type(body.get("search_type")),
     )
 
 

@@ -5,12 +5,29 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Protocol, TypedDict
+from typing import Any, Protocol, TypedDict
 
 
 class ChatMessage(TypedDict):
     role: str  # "system" | "user" | "assistant"
     content: str
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool the model asks to run (OpenAI's ``tool_calls``): ``arguments`` is its JSON text."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class AssistantTurn:
+    """What the model answered to a call with tools: text, tool calls, or both."""
+
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 class LlmError(RuntimeError):
@@ -48,4 +65,14 @@ class LlmService(Protocol):
 
     def stream(self, messages: list[ChatMessage], usage: Usage | None = None) -> Iterator[str]:
         """The answer as it is generated, piece by piece. Closing the iterator cancels the call."""
+        ...
+
+
+class ToolCallingLlm(Protocol):
+    """An LLM that can call tools (OpenAI's ``tools`` format); the agentic mode needs one."""
+
+    def chat(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, usage: Usage | None = None
+    ) -> AssistantTurn:
+        """One turn: the model's text and the tools it asks to run."""
         ...

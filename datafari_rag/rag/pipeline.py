@@ -27,6 +27,7 @@ from ..retrieval.filters import NO_FILTER, SourceFilter
 from ..security import UserAccess
 from ..solr import SolrError
 from ..solr.collection import Collection
+from .agentic import AgentRun
 from .chunking import chunk_snippets
 from .citations import SourcesUsedFilter, clean_answer, references
 from .hygiene import clean_history, clean_query, clean_snippet
@@ -50,6 +51,7 @@ class RagRequest:
     format: str | None = None
     filters: SourceFilter = NO_FILTER  # Datafari 7.0: sources only among these documents
     question: str | None = None  # Datafari 6.1's ``prompt``: what the LLM answers, when not the query
+    mode: str = "rag"  # rag | gpt (no retrieval: the conversation only) | agentic (the LLM calls tools)
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,9 @@ class Pipeline:
             yield Event("phase", {"name": "rag:guard"})
             self.guard.check(request.question or request.query, access.username, usage)
         retrieval = RetrievalContext(self.main, self.vectors, s, access, request.filters, self.cache)
+        if request.mode != "rag":
+            yield from self._other_mode(request, ctx, retrieval, usage, stream, started)
+            return
         try:
             if rewriting_enabled(s) or (s.sub_queries and request.history):
                 yield Event("phase", {"name": "rag:query rewriting"})
@@ -148,19 +153,55 @@ class Pipeline:
             final = (yield from _with_progress(run)) if stream else run(_ignore)
             yield Event("phase", {"name": "rag:response generation"})
             raw = yield from self._final(final, usage, stream)
-            text = clean_answer(raw)
         except SolrError as exc:
             raise DatafariError("ragTechnicalError", "The search failed.", detail=str(exc)) from exc
         except LlmError as exc:
             raise DatafariError("ragTechnicalError", "The language model failed.", detail=str(exc)) from exc
         except PromptTooLarge as exc:
             raise DatafariError("ragTechnicalError", f"Prompt size limit: {exc}") from exc
-        if not text:
-            raise DatafariError("ragNoValidAnswer", "The LLM returned an empty answer.", lang=request.lang)
-        cited = references(raw, sent)
-        latency_ms = int((time.monotonic() - started) * 1000)
-        final_data = {"text": text, "usage": usage.as_dict(), "references": cited, "latency_ms": latency_ms}
-        yield Event("message.final", final_data)
+        yield _finished(raw, sent, usage, started, request.lang)
+
+    def _other_mode(
+        self,
+        request: RagRequest,
+        ctx: PromptContext,
+        retrieval: RetrievalContext,
+        usage: Usage,
+        stream: bool,
+        started: float,
+    ) -> Iterator[Event]:
+        """``gpt``: an answer from the conversation alone, no search. ``agentic``: the LLM answers
+        through the product's tools, each run with the user's access."""
+        s = self.settings
+        sources: list[dict[str, Any]] = []
+        try:
+            if request.mode == "gpt":
+                history = clean_history(request.history, s.chat_history_size, not s.strip_accents)
+                yield Event("sources.final", {"items": []})
+                yield Event("phase", {"name": "rag:response generation"})
+                chat = PromptContext(ctx.query, ctx.format, ctx.lang, history).prompt("chat")
+                raw = yield from self._final(FinalCall(chat), usage, stream)
+            else:
+                if not s.agentic_enabled or not hasattr(self.llm, "chat"):
+                    raise DatafariError("agenticErrorNotEnabled", "The agentic mode needs an LLM that calls tools.")
+                run = AgentRun(s, retrieval, self.llm, self.summarize, usage, request.lang)  # type: ignore[arg-type]
+                yield Event("phase", {"name": "rag:agent"})
+                raw = ""
+                for kind, data in run.events(ctx):
+                    if kind == "answer":
+                        raw = data
+                    else:
+                        yield Event(kind, data)
+                sources = run.sources
+                yield Event("sources.final", {"items": sources})
+                yield Event("phase", {"name": "rag:response generation"})
+                if stream and clean_answer(raw):
+                    yield Event("message.delta", {"text": clean_answer(raw)})
+        except SolrError as exc:
+            raise DatafariError("ragTechnicalError", "The search failed.", detail=str(exc)) from exc
+        except LlmError as exc:
+            raise DatafariError("ragTechnicalError", "The language model failed.", detail=str(exc)) from exc
+        yield _finished(raw, sources, usage, started, request.lang)
 
     def _final(self, final: FinalCall, usage: Usage, stream: bool) -> Generator[Event, None, str]:
         """Runs the last call (streamed or not); returns the raw answer. Streamed pieces go out
@@ -231,6 +272,18 @@ class Pipeline:
         if not summary.strip():
             raise DatafariError("summarizationTechnicalError", "The LLM returned an empty summary.")
         return summary.strip()
+
+
+def _finished(raw: str, sources: list[dict[str, Any]], usage: Usage, started: float, lang: str | None) -> Event:
+    """``message.final``: the answer as shown, its usage, the sources it cites, its latency."""
+    text = clean_answer(raw)
+    if not text:
+        raise DatafariError("ragNoValidAnswer", "The LLM returned an empty answer.", lang=lang)
+    latency_ms = int((time.monotonic() - started) * 1000)
+    cited = references(raw, sources)
+    return Event(
+        "message.final", {"text": text, "usage": usage.as_dict(), "references": cited, "latency_ms": latency_ms}
+    )
 
 
 def _cleaned(x: Snippet, accents: bool) -> Snippet:

@@ -17,8 +17,8 @@ from typing import Any
 from flask import Flask, Response, jsonify, request
 
 
-def prompt_text(messages: list[dict[str, str]]) -> str:
-    return "\n".join(m["content"] for m in messages)
+def prompt_text(messages: list[dict[str, Any]]) -> str:
+    return "\n".join(m.get("content") or "" for m in messages)
 
 
 @dataclass
@@ -80,7 +80,27 @@ class FakeLlm:
                 self.models.append(body.get("model"))
             if self.delay:
                 time.sleep(self.delay)
-            text = self.answer(prompt_text(body["messages"]))
+            text: Any = self.answer(prompt_text(body["messages"]))
+            if isinstance(text, dict):  # a scripted tool call: {"tool_calls": [{"name", "arguments"}]}
+                calls = [
+                    {
+                        "id": f"call_{i}",
+                        "type": "function",
+                        "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])},
+                    }
+                    for i, c in enumerate(text["tool_calls"])
+                ]
+                message = {"role": "assistant", "content": text.get("content"), "tool_calls": calls}
+                return jsonify(
+                    {
+                        "id": "chatcmpl-fake",
+                        "object": "chat.completion",
+                        "created": int(time.time()),
+                        "model": body.get("model", "fake"),
+                        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": message}],
+                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                    }
+                )
             if body.get("stream"):
                 return Response(self._stream(body.get("model", "fake"), text), mimetype="text/event-stream")
             return jsonify(

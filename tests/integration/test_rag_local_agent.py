@@ -76,3 +76,14 @@ def test_chat_memory_answers_from_the_conversation_when_nothing_is_found(
     app = create_app(empty.replace(llm_endpoint=agent_url, retrieval_method=method))
     body = app.test_client().post(f"{API}/ai/rag", json=question).get_json()
     assert body["content"]["error"]["label"] == "ragNoFileFound"
+
+
+def test_the_agentic_mode_with_the_local_agent_searches_then_answers(local: Any) -> None:
+    """With no API key, the local agent takes part in the tool loop: it searches with the
+    question, then answers from what the search returned, citing it by number."""
+    body = {"query": "How many days of paid annual leave?", "search_type": "agentic"}
+    out = local().post(f"{API}/ai/rag", json=body).get_json()
+    assert out["status"] == "OK" and "25 days" in out["content"]["message"]
+    cited = out["content"]["references"]
+    assert cited and all(r["number"] >= 1 for r in cited) and f"[{cited[0]['number']}]" in out["content"]["message"]
+    assert cited[0]["url"] in {d["url"] for d in out["content"]["documents"]}
