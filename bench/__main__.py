@@ -28,6 +28,7 @@ BENCHMARKS = [
     "indexing",
     "acl_leaks",
     "cache",
+    "store",
 ]
 
 
