@@ -312,6 +312,16 @@ class Settings:
     agentic_deadline: float = _key(
         RAG, "agentic.deadline", 60.0, "Agentic mode: seconds before the model must answer without tools.", minimum=1
     )
+    agentic_mcp_servers: str = _key(
+        RAG,
+        "agentic.mcp.servers",
+        "",
+        "Agentic mode: external MCP servers whose tools the model may call, comma-separated name=url "
+        "(streamable HTTP). Their results are not filtered by the product's ACLs.",
+    )
+    agentic_mcp_authorization: str = _key(
+        RAG, "agentic.mcp.authorization", "", "Agentic mode: the Authorization header sent to those MCP servers."
+    )
     cache_enabled: bool = _key(
         RAG,
         "cache.enabled",

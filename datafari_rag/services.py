@@ -14,6 +14,7 @@ from .indexing.outbox import Outbox
 from .llm import LlmService, OpenAiLlmService
 from .llm.datafari_service import DatafariLlmService
 from .paths import var_dir
+from .rag.mcp_tools import ExternalTools
 from .rag.pipeline import Pipeline
 from .rag.topic_guard import TopicGuard
 from .retrieval.cache import SemanticCache
@@ -67,13 +68,14 @@ def build_services(settings: Settings, llm: LlmService | None = None, outbox: Ou
         llm = DatafariLlmService(settings) if settings.rag_template == "datafari" else OpenAiLlmService(settings)
     cache = semantic_cache(settings, main, vectors) if settings.cache_enabled else None
     guard = topic_guard(settings, llm) if settings.guard_enabled else None
+    external_tools = ExternalTools(settings) if settings.agentic_mcp_servers else None
     return Services(
         settings=settings,
         solr=solr,
         main=main,
         vectors=vectors,
         llm=llm,
-        pipeline=Pipeline(settings, main, vectors, llm, cache, guard),
+        pipeline=Pipeline(settings, main, vectors, llm, cache, guard, external_tools),
         indexer=Indexer(settings, main, vectors, outbox or Outbox()),
         conversations=StoreHandle(settings),
     )

@@ -29,6 +29,7 @@ from ..security import UserAccess
 from ..solr import SolrError
 from .citations import clean_answer, references
 from .hygiene import clean_snippet
+from .mcp_tools import ExternalTools
 from .prompts import PromptContext, snippet_text
 
 RESULT_CHARS = 6000  # of one tool result sent back to the model
@@ -70,6 +71,7 @@ class AgentRun:
     summarize: Callable[[str, str | None, UserAccess], str]
     usage: Usage
     lang: str | None = None
+    external: ExternalTools | None = None  # tools of external MCP servers (agentic.mcp.servers)
     sources: list[dict[str, Any]] = field(default_factory=list)  # numbered in order of first appearance
 
     def events(self, ctx: PromptContext) -> Iterator[Any]:
@@ -79,10 +81,11 @@ class AgentRun:
         messages: list[dict[str, Any]] = [dict(m) for m in prompt.messages()]
         ends = time.monotonic() + s.agentic_deadline
         calls_left = s.agentic_max_tool_calls
+        tools = TOOLS + (self.external.specs() if self.external else [])
         for _ in range(s.agentic_max_steps):
             if time.monotonic() >= ends or calls_left <= 0:
                 break
-            turn = self._chat(messages, TOOLS)
+            turn = self._chat(messages, tools)
             if not turn.tool_calls:
                 yield "answer", turn.content
                 return
@@ -138,6 +141,8 @@ class AgentRun:
                 doc_id = _text(args, "id")
                 summary = self.summarize(doc_id, self.lang, self.retrieval.access)
                 return summary, "ok", []
+            if self.external is not None and self.external.offers(call.name):
+                return self._external(call.name, args)
             return f"There is no tool named {call.name!r}.", "error", []
         except (ValueError, TypeError) as exc:
             return f"The tool's arguments are not valid: {exc}", "error", []
@@ -145,6 +150,12 @@ class AgentRun:
             return f"The tool failed: {exc.reason or exc.message}", "error", []
         except SolrError:
             return "The search failed.", "error", []
+
+    def _external(self, name: str, args: dict[str, Any]) -> tuple[str, str, list[dict[str, Any]]]:
+        try:
+            return self.external.call(name, args), "ok", []  # type: ignore[union-attr]
+        except Exception as exc:  # an external server's failure is the model's to know, not the answer's
+            return f"The tool failed: {exc}", "error", []
 
     def _ctx(self) -> RetrievalContext:
         """Retrieval over chunks (vector settings), for the tools that search meanings."""

@@ -31,6 +31,7 @@ from .agentic import AgentRun
 from .chunking import chunk_snippets
 from .citations import SourcesUsedFilter, clean_answer, references
 from .hygiene import clean_history, clean_query, clean_snippet
+from .mcp_tools import ExternalTools
 from .packing import Item, PromptTooLarge
 from .prompts import PromptContext, snippet_text
 from .rewriting import rewriting_enabled, search_queries
@@ -80,6 +81,7 @@ class Pipeline:
     llm: LlmService
     cache: SemanticCache | None = None  # cache.enabled
     guard: TopicGuard | None = None  # guard.enabled
+    external_tools: ExternalTools | None = None  # agentic.mcp.servers
 
     def prompt_context(self, request: RagRequest) -> PromptContext:
         s = self.settings
@@ -184,7 +186,8 @@ class Pipeline:
             else:
                 if not s.agentic_enabled or not hasattr(self.llm, "chat"):
                     raise DatafariError("agenticErrorNotEnabled", "The agentic mode needs an LLM that calls tools.")
-                run = AgentRun(s, retrieval, self.llm, self.summarize, usage, request.lang)  # type: ignore[arg-type]
+                llm: Any = self.llm
+                run = AgentRun(s, retrieval, llm, self.summarize, usage, request.lang, self.external_tools)
                 yield Event("phase", {"name": "rag:agent"})
                 raw = ""
                 for kind, data in run.events(ctx):

@@ -33,6 +33,7 @@ class FakeLlm:
     first_piece_at: list[float] = field(default_factory=list)  # time.time() of each stream's first piece
     calls: list[list[dict[str, str]]] = field(default_factory=list)
     models: list[str | None] = field(default_factory=list)  # the "model" of each call (None: left out)
+    tools: list[list[dict[str, Any]] | None] = field(default_factory=list)  # the "tools" of each call
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def prompts(self) -> list[str]:
@@ -65,6 +66,7 @@ class FakeLlm:
         with self.lock:
             self.calls.clear()
             self.models.clear()
+            self.tools.clear()
             self.streams_completed = self.streams_cut = 0
         self.answer = answer or (lambda prompt: "A fake answer.")
         self.delay, self.chunk_delay, self.fail_after = delay, chunk_delay, fail_after
@@ -78,6 +80,7 @@ class FakeLlm:
             with self.lock:
                 self.calls.append(body["messages"])
                 self.models.append(body.get("model"))
+                self.tools.append(body.get("tools"))
             if self.delay:
                 time.sleep(self.delay)
             text: Any = self.answer(prompt_text(body["messages"]))

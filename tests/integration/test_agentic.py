@@ -18,6 +18,7 @@ from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import bootstrap
 from datafari_rag.testing.fake_llm import FakeLlm
+from datafari_rag.testing.servers import serve
 from tests.integration.conftest import mapped_users
 
 API = "/Datafari/rest/v2.0"
@@ -176,3 +177,22 @@ def test_gpt_mode_answers_from_the_conversation_without_searching(
 def test_a_bad_search_type_is_refused(client_for: Callable[..., FlaskClient]) -> None:
     out = client_for().post(f"{API}/ai/rag", json={"query": "pump?", "search_type": "magic"}).get_json()
     assert out["content"]["error"]["label"] == "ragBadRequest" and "search_type" in out["content"]["error"]["reason"]
+
+
+def test_tools_of_an_external_mcp_server_are_offered_and_called(
+    agentic_settings: Settings, fake_llm_server: tuple[FakeLlm, str], fake_llm: FakeLlm
+) -> None:
+    """Another sidecar's MCP server (anonymous callers allowed) as the external server: its tools
+    are offered as kb__<tool>, a call reaches it, and an unreachable server is left out."""
+    with serve(create_app(agentic_settings.replace(anonymous_allowed=True))) as other:
+        mine = agentic_settings.replace(
+            llm_endpoint=fake_llm_server[1], agentic_mcp_servers=f"kb={other}/mcp, gone=http://127.0.0.1:1/mcp"
+        )
+        fake_llm.reset(scripted(tool("kb__search", query="valves replaced", rows=2), "Valves every five years."))
+        out = agentic(create_app(mine).test_client(), "otto", "How often are valves replaced?").get_json()
+    assert out["status"] == "OK" and out["content"]["message"] == "Valves every five years."
+    offered = {t["function"]["name"] for t in fake_llm.tools[0]}
+    assert {"kb__search", "kb__vector_search", "kb__rag", "kb__summarize", "hybrid_search"} <= offered
+    assert not any(name.startswith("gone__") for name in offered)
+    [result] = [m["content"] for m in fake_llm.messages()[-1] if m["role"] == "tool"]
+    assert "Valve guide" in result and "ag-2" in result
