@@ -41,6 +41,15 @@ REFUSALS = (400, 401, 403, 413, 503)
 CONVERSATION_REFUSALS = (404, 409)  # a conversationId that is not the user's; a full conversation
 
 
+def _ok(content: dict[str, Any]) -> dict[str, Any]:
+    """Datafari's success envelope around ``content``'s schema."""
+    return {
+        "type": "object",
+        "properties": {"status": {"const": "OK"}, "content": content},
+        "required": ["status", "content"],
+    }
+
+
 def _history(text: str) -> dict[str, Any]:
     """Chat history items: 6.2's ``{role, content}``, 7.0's ``{role, message}``."""
     item = {"role": {"enum": list(ROLES)}, text: {"type": "string"}}
@@ -63,24 +72,19 @@ def _schemas(max_query: int) -> dict[str, Any]:
     doc_id = {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}
     answer_format = {"type": "string", "enum": ["default", *sorted(FORMATS)]}
     return {
-        "Ok": {
-            "type": "object",
-            "properties": {
-                "status": {"const": "OK"},
-                "content": {
-                    "type": "object",
-                    "properties": {
-                        "message": {"type": "string"},
-                        "documents": {"type": "array", "items": document},
-                        "references": {"type": "array", "items": _ref("Reference")},
-                        "usage": _ref("Usage"),
-                        "latency_ms": {"type": "integer", "minimum": 0},
-                    },
-                    "required": ["message", "documents"],
+        "Ok": _ok(
+            {
+                "type": "object",
+                "properties": {
+                    "message": {"type": "string"},
+                    "documents": {"type": "array", "items": document},
+                    "references": {"type": "array", "items": _ref("Reference")},
+                    "usage": _ref("Usage"),
+                    "latency_ms": {"type": "integer", "minimum": 0},
                 },
-            },
-            "required": ["status", "content"],
-        },
+                "required": ["message", "documents"],
+            }
+        ),
         "Error": {
             "type": "object",
             "description": "Datafari's error JSON; the labels are those of datafari_rag/errors.py.",
@@ -265,21 +269,16 @@ def _schemas(max_query: int) -> dict[str, Any]:
                 "estimated": {"type": "boolean"},
             },
         },
-        "UsageAnswer": {
-            "type": "object",
-            "properties": {
-                "status": {"const": "OK"},
-                "content": {
-                    "type": "object",
-                    "properties": {
-                        "usage": {"type": "array", "items": {"type": "object"}},
-                        "totals": {"type": "object"},
-                    },
-                    "required": ["usage", "totals"],
+        "UsageAnswer": _ok(
+            {
+                "type": "object",
+                "properties": {
+                    "usage": {"type": "array", "items": {"type": "object"}},
+                    "totals": {"type": "object"},
                 },
-            },
-            "required": ["status", "content"],
-        },
+                "required": ["usage", "totals"],
+            }
+        ),
         "Conversation": {
             "type": "object",
             "properties": {k: {"type": "string"} for k in ("id", "title", "created_at", "last_refresh")},
@@ -309,24 +308,19 @@ def _schemas(max_query: int) -> dict[str, Any]:
             },
             "required": ["id", "position", "question", "answer", "status", "sources"],
         },
-        "ConversationAnswer": {
-            "type": "object",
-            "properties": {
-                "status": {"const": "OK"},
-                "content": {
-                    "type": "object",
-                    "properties": {
-                        "conversations": {"type": "array", "items": _ref("Conversation")},
-                        "conversation": {
-                            "allOf": [_ref("Conversation")],
-                            "properties": {"blocks": {"type": "array", "items": _ref("Block")}},
-                        },
-                        "deleted": {"type": "string"},
+        "ConversationAnswer": _ok(
+            {
+                "type": "object",
+                "properties": {
+                    "conversations": {"type": "array", "items": _ref("Conversation")},
+                    "conversation": {
+                        "allOf": [_ref("Conversation")],
+                        "properties": {"blocks": {"type": "array", "items": _ref("Block")}},
                     },
+                    "deleted": {"type": "string"},
                 },
-            },
-            "required": ["status", "content"],
-        },
+            }
+        ),
         "ConversationTitle": {
             "type": "object",
             "properties": {"title": {"type": "string", "minLength": 1, "maxLength": 200}},
