@@ -499,36 +499,36 @@ class Settings:
     conversations_max_turns: int = _key(
         CONVERSATIONS, "conversations.maxTurns", 500, "Questions one conversation may hold.", minimum=1
     )
-    guard_enabled: bool = _key(GUARD, "guard.enabled", False, "Refuse questions about forbidden topics.")
-    guard_topics: str = _key(GUARD, "guard.topics", "", "The forbidden topics or terms, comma-separated.")
+    guard_enabled: bool = _key(GUARD, "forbidden.enabled", False, "Refuse questions about forbidden topics.")
+    guard_topics: str = _key(GUARD, "forbidden.topics", "", "The forbidden topics or terms, comma-separated.")
     guard_match_types: str = _key(
         GUARD,
-        "guard.matchTypes",
+        "forbidden.matchTypes",
         "exact,synonym,contextual",
         "How a question matches a topic, comma-separated: exact (its words), synonym (a word or pair of words "
         "close to the topic), contextual (the whole question close to the topic).",
     )
     guard_threshold: float = _key(
-        GUARD, "guard.threshold", 0.3, "contextual: the cosine similarity of question and topic that refuses."
+        GUARD, "forbidden.threshold", 0.3, "contextual: the cosine similarity of question and topic that refuses."
     )
     guard_synonym_threshold: float = _key(
-        GUARD, "guard.synonymThreshold", 0.6, "synonym: the cosine similarity of a word and the topic that refuses."
+        GUARD, "forbidden.synonymThreshold", 0.6, "synonym: the cosine similarity of a word and the topic that refuses."
     )
     guard_check_mode: str = _key(
         GUARD,
-        "guard.check.mode",
+        "forbidden.check.mode",
         "similarity",
         "similarity: a match refuses; llm: a match is checked by the LLM (BLOCK or ALLOW), refused if the check fails.",
         choices=("similarity", "llm"),
     )
     guard_message: str = _key(
         GUARD,
-        "guard.message",
+        "forbidden.message",
         "Sorry, I cannot answer questions on this topic. Please contact the person in charge of it.",
         "The guidance message a refused question gets.",
     )
     guard_audit_file: str = _key(
-        GUARD, "guard.auditFile", "", "Where refusals are written (JSON lines); empty: var/log/guard-audit.jsonl."
+        GUARD, "forbidden.auditFile", "", "Where refusals are written (JSON lines); empty: var/log/guard-audit.jsonl."
     )
     solr_heap: str = _key(LOCAL, "solr.local.heap", "1g", "Java heap of a local Solr node.")
     solr_soft_commit_ms: int = _key(

@@ -54,7 +54,7 @@ def semantic_cache(settings: Settings, main: Collection, vectors: Collection) ->
 
 def topic_guard(settings: Settings, llm: LlmService) -> TopicGuard:
     """The forbidden-topic guard: topics embedded by the same model as the chunks, its refusals
-    written to ``guard.auditFile``."""
+    written to ``forbidden.auditFile``."""
     embedder = ChunkEmbedder(settings)
     audit = Path(settings.guard_audit_file) if settings.guard_audit_file else var_dir() / "log" / "guard-audit.jsonl"
     return TopicGuard(settings, embedder.embed, llm, audit)

@@ -80,7 +80,7 @@ class Pipeline:
     vectors: Collection
     llm: LlmService
     cache: SemanticCache | None = None  # cache.enabled
-    guard: TopicGuard | None = None  # guard.enabled
+    guard: TopicGuard | None = None  # forbidden.enabled
     external_tools: ExternalTools | None = None  # agentic.mcp.servers
 
     def prompt_context(self, request: RagRequest) -> PromptContext:

@@ -2,13 +2,13 @@
 before anything else runs — no rewriting, no retrieval, no LLM answer — with a configurable
 guidance message, and every refusal is written to an audit log.
 
-Three match types, each on or off (``guard.matchTypes``):
+Three match types, each on or off (``forbidden.matchTypes``):
 - ``exact``: the topic's words appear in the query (case and accents ignored);
 - ``synonym``: a word or pair of words of the query is close to the topic (cosine ≥
-  ``guard.synonymThreshold``): "gun" for "weapons";
-- ``contextual``: the whole query is close to the topic (cosine ≥ ``guard.threshold``, 0.3).
+  ``forbidden.synonymThreshold``): "gun" for "weapons";
+- ``contextual``: the whole query is close to the topic (cosine ≥ ``forbidden.threshold``, 0.3).
 
-With ``guard.check.mode=llm`` a match is checked by the LLM with chat-core's allow/block rules,
+With ``forbidden.check.mode=llm`` a match is checked by the LLM with chat-core's allow/block rules,
 so that a query that only brushes against a topic is let through. The guard fails closed: if the
 topics cannot be embedded or the LLM check fails or answers neither word, the query is refused.
 """
