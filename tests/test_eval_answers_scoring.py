@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 from datafari_rag.agent.extractive import NOT_FOUND
@@ -9,13 +12,16 @@ from datafari_rag.evaluation.answers import (
     Question,
     abstained,
     answer_text,
+    as_json,
     contains_answer,
     exact_match,
     normalize_answer,
     report,
     score,
+    table,
     token_f1,
 )
+from datafari_rag.rag.prompts import ABSTENTIONS
 
 
 def test_normalisation_is_squads() -> None:
@@ -71,3 +77,33 @@ def test_report_separates_answerable_and_unanswerable() -> None:
     assert r.false_abstention == 0.5 and r.abstention_accuracy == 0.5
     assert r.gold_paragraph_hit == 0.5
     assert r.mean_latency_s == pytest.approx(0.25)
+
+
+def _body(message: str, ids: list[str]) -> dict:
+    return {"status": "OK", "content": {"message": message, "documents": [{"id": i} for i in ids]}}
+
+
+def test_the_gold_paragraph_is_counted_at_the_same_k_whatever_the_mode_sends() -> None:
+    """bm25 sends 3 documents, rrf about 10: the gold paragraph at rank 7 is 'sent' but not in the
+    first 3, so the modes compare at equal k."""
+    question = Question("a", "Where is Normandy?", ["France"], False, "gold")
+    bm25 = score(question, _body("France [1]", ["gold", "x", "y"]), 0.1)
+    rrf = score(question, _body("France [7]", [*(f"o{i}" for i in range(6)), "gold", "p", "q", "r"]), 0.1)
+    assert (bm25.gold_rank, rrf.gold_rank) == (1, 7) and bm25.gold_hit and rrf.gold_hit
+    r = report([bm25, rrf])
+    assert r.gold_paragraph_hit == 1.0 and r.gold_in_first_k == 0.5 and r.mean_sources == 6.5
+    assert "gold paragraph among the first 3 sources" in table(r) and "6.5 sources on average" in table(r)
+
+
+def test_a_set_without_unanswerable_questions_says_so_instead_of_nan() -> None:
+    question = Question("a", "Where is Normandy?", ["France"], False)
+    r = report([score(question, _body("France", ["p"]), 0.1)])
+    text = table(r)
+    assert not re.search(r"\bnan\b", text.lower()) and "n/a (no unanswerable question)" in text
+    data = as_json(r)
+    assert data["abstention_accuracy"] is None and json.loads(json.dumps(data, allow_nan=False))
+
+
+@pytest.mark.parametrize("sentence", sorted(ABSTENTIONS.values()))
+def test_every_abstention_sentence_of_the_prompts_is_recognised(sentence: str) -> None:
+    assert abstained("OK", None, sentence)

@@ -15,6 +15,7 @@ documents.") and the usual ways an LLM words the same thing.
 from __future__ import annotations
 
 import collections
+import math
 import random
 import re
 import statistics
@@ -29,6 +30,7 @@ from typing import Any
 from flask import Flask
 from tqdm import tqdm
 
+from ..rag.prompts import ABSTENTIONS
 from . import missing_field, read_jsonl
 
 ABSTENTION = re.compile(
@@ -37,9 +39,11 @@ ABSTENTION = re.compile(
     r"\b(answer|information|documents?|context|texts?|sources?)\b"
     r"|\bno (answer|relevant information)\b"
     r"|\bnot (mentioned|stated|provided|specified|found) in the (documents?|context|texts?|sources?)\b"
-    r"|\bje n'ai pas trouvé la réponse\b",  # the French abstention sentence (rag/prompts.py)
+    # the sentence the prompts ask for, in every language they have it (rag/prompts.py)
+    + "".join(f"|{re.escape(sentence.rstrip('.'))}" for sentence in ABSTENTIONS.values()),
     re.IGNORECASE,
 )
+GOLD_K = 3  # the gold paragraph is looked for among the first K sources, whatever the mode sends
 NOTHING_FOUND = {"ragNoFileFound", "ragNoValidAnswer"}
 _CITATION = re.compile(r"\s*\[[^\[\]\n]*\]\s*$", re.MULTILINE)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -70,7 +74,8 @@ class Outcome:
     exact: float = 0.0
     f1: float = 0.0
     contains: bool = False
-    gold_hit: bool | None = None
+    gold_hit: bool | None = None  # the gold paragraph's document was sent to the LLM
+    gold_rank: int | None = None  # its place among the sources (1 first), 0 when not sent
 
 
 @dataclass
@@ -84,6 +89,8 @@ class Report:
     false_abstention: float
     abstention_accuracy: float
     gold_paragraph_hit: float
+    gold_in_first_k: float  # at the same K for every mode: modes send different numbers of sources
+    mean_sources: float
     errors: int
     mean_latency_s: float
     p50_latency_s: float
@@ -170,6 +177,7 @@ def score(question: Question, body: dict[str, Any], seconds: float) -> Outcome:
     )
     if question.gold_doc_id:
         outcome.gold_hit = question.gold_doc_id in outcome.documents
+        outcome.gold_rank = outcome.documents.index(question.gold_doc_id) + 1 if outcome.gold_hit else 0
     if not question.is_impossible and question.answers and outcome.status == "OK" and not outcome.abstained:
         text = answer_text(message)
         outcome.exact = max(exact_match(text, a) for a in question.answers)
@@ -217,6 +225,8 @@ def report(outcomes: list[Outcome]) -> Report:
         false_abstention=mean([float(o.abstained) for o in answerable]),
         abstention_accuracy=mean([float(o.abstained) for o in unanswerable]),
         gold_paragraph_hit=mean([float(bool(o.gold_hit)) for o in with_gold]),
+        gold_in_first_k=mean([float(0 < (o.gold_rank or 0) <= GOLD_K) for o in with_gold]),
+        mean_sources=mean([float(len(o.documents)) for o in answerable if o.status == "OK"]),
         errors=sum(technical_failure(o) for o in outcomes),
         mean_latency_s=mean(seconds),
         p50_latency_s=statistics.median(seconds) if seconds else float("nan"),
@@ -224,15 +234,26 @@ def report(outcomes: list[Outcome]) -> Report:
     )
 
 
+def _percent(value: float, missing: str) -> str:
+    """A share as a percentage; a share of nothing says why there is none (never ``nan``)."""
+    return f"n/a ({missing})" if math.isnan(value) else f"{100 * value:.1f}"
+
+
 def table(r: Report) -> str:
     rows = [
         ("questions (answerable / unanswerable)", f"{r.questions} ({r.answerable} / {r.unanswerable})"),
-        ("exact match (answerable)", f"{100 * r.exact_match:.1f}"),
-        ("token F1 (answerable)", f"{100 * r.f1:.1f}"),
-        ("answer contains a gold answer", f"{100 * r.answer_contains_gold:.1f}"),
-        ("false abstention (answerable)", f"{100 * r.false_abstention:.1f}"),
-        ("abstention accuracy (unanswerable)", f"{100 * r.abstention_accuracy:.1f}"),
-        ("gold paragraph sent to the LLM (answerable)", f"{100 * r.gold_paragraph_hit:.1f}"),
+        ("exact match (answerable)", _percent(r.exact_match, "no answerable question")),
+        ("token F1 (answerable)", _percent(r.f1, "no answerable question")),
+        ("answer contains a gold answer", _percent(r.answer_contains_gold, "no answerable question")),
+        ("false abstention (answerable)", _percent(r.false_abstention, "no answerable question")),
+        ("abstention accuracy (unanswerable)", _percent(r.abstention_accuracy, "no unanswerable question")),
+        (f"gold paragraph among the first {GOLD_K} sources", _percent(r.gold_in_first_k, "no gold paragraph")),
+        (
+            f"gold paragraph sent at all ({r.mean_sources:.1f} sources on average)"
+            if not math.isnan(r.mean_sources)
+            else "gold paragraph sent at all",
+            _percent(r.gold_paragraph_hit, "no gold paragraph"),
+        ),
         ("technical errors", str(r.errors)),
         ("latency mean / p50 (s)", f"{r.mean_latency_s:.3f} / {r.p50_latency_s:.3f}"),
     ]
@@ -241,6 +262,7 @@ def table(r: Report) -> str:
 
 
 def as_json(r: Report) -> dict[str, Any]:
-    data = asdict(r)
+    """The report as JSON: a share of nothing is ``null`` (NaN is not JSON)."""
+    data = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(r).items()}
     data["outcomes"] = [asdict(o) for o in r.outcomes]
     return data

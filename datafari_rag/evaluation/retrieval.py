@@ -9,6 +9,7 @@ test query runs in each mode; chunk hits count for their parent document. Metric
 from __future__ import annotations
 
 import csv
+import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from tqdm import tqdm
 
 from ..config import Settings
 from ..indexing.corpus import index_documents
+from ..paths import var_dir
 from ..retrieval import RetrievalContext, Snippet
 from ..retrieval.bm25 import bm25_documents
 from ..retrieval.hybrid import rrf
@@ -63,11 +65,28 @@ def load_beir(folder: Path, split: str = "test") -> Beir:
     return Beir(corpus, {q: queries[q] for q in qrels if q in queries}, qrels)
 
 
+def fingerprint(corpus: list[dict[str, Any]]) -> str:
+    """What the corpus holds (every id, title and text), not only how many documents."""
+    digest = hashlib.sha256()
+    for doc in sorted(corpus, key=lambda d: str(d["_id"])):
+        for part in (str(doc["_id"]), doc.get("title") or "", doc.get("text") or ""):
+            digest.update(part.encode("utf-8") + b"\x1f")
+    return digest.hexdigest()
+
+
+def _marker(services: Services) -> Path:
+    return var_dir() / "eval" / f"{services.settings.collection_main}.fingerprint"
+
+
 def index_corpus(services: Services, corpus: list[dict[str, Any]], reindex: bool = False) -> None:
-    """Indexes BEIR corpus records (``_id``, ``title``, ``text``) unless the collections already hold them."""
+    """Indexes BEIR corpus records (``_id``, ``title``, ``text``) unless the collections already hold
+    exactly them: the same number of documents *and* the fingerprint recorded when they were indexed."""
     bootstrap(services.solr, services.settings)
-    if services.main.count() == len(corpus) and not reindex:
+    marker, wanted = _marker(services), fingerprint(corpus)
+    same = marker.is_file() and marker.read_text().strip() == wanted
+    if services.main.count() == len(corpus) and same and not reindex:
         return
+    marker.unlink(missing_ok=True)  # from here on, the collections hold something else until done
     services.indexer.delete_query("*:*", commit=True)
     docs = (
         {
@@ -82,6 +101,8 @@ def index_corpus(services: Services, corpus: list[dict[str, Any]], reindex: bool
     if report.failed or report.deferred:
         first = report.errors[0] if report.errors else "chunks deferred to the outbox"
         raise RuntimeError(f"{report.failed + report.deferred} documents not indexed, e.g. {first}")
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(wanted)
 
 
 def _by_parent(hits: list[Snippet]) -> dict[str, float]:
@@ -111,7 +132,9 @@ def evaluate(solr: SolrClient, settings: Settings, beir: Beir, modes: list[str])
         for qid, text in tqdm(beir.queries.items(), unit="query", desc=mode):
             run[qid] = available[mode](text)
         seconds = time.perf_counter() - began
-        scores = ir_measures.calc_aggregate(MEASURES, beir.qrels, run)
+        # only the judgements of the queries asked: a query cut by --max-queries must not count as 0
+        judged = {qid: beir.qrels[qid] for qid in beir.queries if qid in beir.qrels}
+        scores = ir_measures.calc_aggregate(MEASURES, judged, run)
         results[mode] = {
             "nDCG@10": scores[nDCG @ 10],
             "Recall@100": scores[R @ 100],

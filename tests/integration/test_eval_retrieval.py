@@ -40,25 +40,56 @@ def test_agreement_with_the_reference_formulas() -> None:
     assert scores[RR @ 10] == pytest.approx(0.5)
 
 
-def test_eval_retrieval_command(tmp_path: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    folder = tmp_path / "beir"
+def beir_folder(folder: Path, docs: dict[str, tuple[str, str]], queries: dict[str, tuple[str, str]]) -> Path:
     (folder / "qrels").mkdir(parents=True)
     (folder / "corpus.jsonl").write_text(
-        "".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, (t, x) in DOCS.items())
+        "".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, (t, x) in docs.items())
     )
     (folder / "queries.jsonl").write_text(
-        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, (t, _) in QUERIES.items())
+        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, (t, _) in queries.items())
     )
     (folder / "qrels" / "test.tsv").write_text(
-        "query-id\tcorpus-id\tscore\r\n" + "".join(f"{q}\t{d}\t1\r\n" for q, (_, d) in QUERIES.items())
+        "query-id\tcorpus-id\tscore\r\n" + "".join(f"{q}\t{d}\t1\r\n" for q, (_, d) in queries.items())
     )
-    agent = settings.agent_url
-    cli_environment(monkeypatch, tmp_path / "var", SOLR_URL=settings.solr_url, SOLR_EMBEDDINGS_ENDPOINT=agent)
+    return folder
+
+
+def run_eval(folder: Path, tmp_path: Path, *options: str) -> dict:
     out = tmp_path / "results.json"
-    result = CliRunner().invoke(cli, ["eval", "retrieval", str(folder), "--prefix", "evaltest_", "--json", str(out)])
+    result = CliRunner().invoke(
+        cli, ["eval", "retrieval", str(folder), "--prefix", "evaltest_", "--json", str(out), *options]
+    )
     assert result.exit_code == 0, result.output
     assert "nDCG@10" in result.output and "Recall@100" in result.output  # the table
-    results = json.loads(out.read_text())["results"]
+    return json.loads(out.read_text())["results"]
+
+
+@pytest.fixture
+def environment(tmp_path: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    agent = settings.agent_url
+    cli_environment(monkeypatch, tmp_path / "var", SOLR_URL=settings.solr_url, SOLR_EMBEDDINGS_ENDPOINT=agent)
+
+
+def test_eval_retrieval_command(tmp_path: Path, environment: None) -> None:
+    results = run_eval(beir_folder(tmp_path / "beir", DOCS, QUERIES), tmp_path)
     assert set(results) == {"bm25", "vector", "rrf"}
     assert results["vector"]["nDCG@10"] == pytest.approx(1.0)  # paraphrases: the embedding finds each
     assert all(0 < r["nDCG@10"] <= 1 and r["queries"] == 3 for r in results.values())
+
+
+def test_max_queries_cuts_the_judgements_too(tmp_path: Path, environment: None) -> None:
+    """Only the queries asked are scored: the ones cut do not count as zeros."""
+    results = run_eval(
+        beir_folder(tmp_path / "beir", DOCS, QUERIES), tmp_path, "--modes", "vector", "--max-queries", "1"
+    )
+    assert results["vector"]["queries"] == 1 and results["vector"]["nDCG@10"] == pytest.approx(1.0)
+
+
+def test_a_corpus_of_the_same_size_but_other_texts_is_indexed_again(tmp_path: Path, environment: None) -> None:
+    """The collections are reused only when they hold the same documents (a fingerprint of ids,
+    titles and texts), not merely as many."""
+    run_eval(beir_folder(tmp_path / "first", DOCS, QUERIES), tmp_path, "--modes", "bm25")
+    other = {**DOCS, "d4": ("Bananas", "Bananas ripen faster next to apples in a closed paper bag.")}
+    asked = {"q9": ("how do bananas ripen", "d4")}
+    results = run_eval(beir_folder(tmp_path / "second", other, asked), tmp_path, "--modes", "bm25")
+    assert results["bm25"]["nDCG@10"] == pytest.approx(1.0)  # the new text was indexed and found
