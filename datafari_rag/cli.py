@@ -270,15 +270,32 @@ def eval_group() -> None:
 @click.option("--prefix", default="eval_", show_default=True, help="Prefix of the evaluation's own collections.")
 @click.option("--reindex", is_flag=True, help="Index the corpus again even if it is there.")
 @click.option("--max-queries", type=click.IntRange(1), default=None, help="Only the first N test queries.")
+@click.option("--fusion", type=click.Choice(["rrf", "normalized"]), default=None, help="rrf mode: hybrid.fusion.")
+@click.option("--weights", default=None, metavar="BM25,VECTOR", help="rrf mode: rrf.weight.bm25 and rrf.weight.vector.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @_clear_errors
 def eval_retrieval_cmd(
-    folder: Path, modes: str, prefix: str, reindex: bool, max_queries: int | None, json_path: Path | None
+    folder: Path,
+    modes: str,
+    prefix: str,
+    reindex: bool,
+    max_queries: int | None,
+    fusion: str | None,
+    weights: str | None,
+    json_path: Path | None,
 ) -> None:
     """nDCG@10, Recall@100, MRR@10 per retrieval mode on a BEIR folder (corpus, queries, qrels/test.tsv)."""
     from .evaluation.retrieval import evaluate, index_corpus, load_beir, table
 
     settings = _evaluation_settings(prefix)
+    if fusion:
+        settings = settings.replace(hybrid_fusion=fusion)
+    if weights:
+        try:
+            bm25_weight, vector_weight = (float(w) for w in weights.split(","))
+        except ValueError:
+            raise click.BadParameter("two numbers, e.g. 1,0.5", param_hint="--weights") from None
+        settings = settings.replace(rrf_weight_bm25=bm25_weight, rrf_weight_vector=vector_weight)
     chosen = [m.strip() for m in modes.split(",") if m.strip()]
     unknown = [m for m in chosen if m not in ("bm25", "vector", "rrf")]
     if unknown:

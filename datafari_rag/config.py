@@ -256,6 +256,26 @@ class Settings:
     )
     rrf_top_k: int = _key(RAG, "rrf.topK", 50, "Hybrid: depth of each ranked list.", minimum=1)
     rrf_rank_constant: int = _key(RAG, "rrf.rank.constant", 60, "Hybrid: the k of reciprocal rank fusion.", minimum=1)
+    hybrid_fusion: str = _key(
+        RAG,
+        "hybrid.fusion",
+        "rrf",
+        "Hybrid: how BM25 and kNN are fused: rrf (weighted reciprocal rank) or normalized (each list's scores "
+        "scaled to 0-1, then a weighted sum).",
+        choices=("rrf", "normalized"),
+    )
+    rrf_weight_bm25: float = _key(RAG, "rrf.weight.bm25", 1.0, "Hybrid: the weight of the BM25 list.")
+    rrf_weight_vector: float = _key(RAG, "rrf.weight.vector", 1.0, "Hybrid: the weight of the kNN list.")
+    rrf_weight_bm25_fr: float = _key(
+        RAG, "rrf.weight.bm25.fr", 1.0, "Hybrid, for a question in French: the weight of the BM25 list."
+    )
+    rrf_weight_vector_fr: float = _key(
+        RAG,
+        "rrf.weight.vector.fr",
+        0.25,
+        "Hybrid, for a question in French: the weight of the kNN list (low: the English embedding model is weak "
+        "in French).",
+    )
     chunking_strategy: str = _key(
         RAG,
         "prompt.chunking.strategy",

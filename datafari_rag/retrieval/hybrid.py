@@ -3,43 +3,89 @@
 from __future__ import annotations
 
 from collections.abc import Hashable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
+from ..config import Settings
+from ..indexing.language import detect
 from .base import RetrievalContext, Snippet, to_snippet, words_only
 from .guard import parent_of, readable_parents
 from .vector import FIELDS
 
 
-def reciprocal_rank_fusion(rankings: list[list[Hashable]], k: int) -> list[tuple[Hashable, float]]:
-    """score(d) = Σ 1 / (k + rank(d)), ranks from 1; best first, ties by first appearance."""
+def reciprocal_rank_fusion(
+    rankings: list[list[Hashable]], k: int, weights: list[float] | None = None
+) -> list[tuple[Hashable, float]]:
+    """score(d) = Σ w_i / (k + rank_i(d)), ranks from 1; best first, ties by first appearance."""
     scores: dict[Hashable, float] = {}
-    for ranking in rankings:
+    for i, ranking in enumerate(rankings):
+        weight = weights[i] if weights else 1.0
         for rank, key in enumerate(ranking, start=1):
-            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
+            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
     return sorted(scores.items(), key=lambda item: -item[1])
 
 
+def normalized_fusion(scored: list[list[tuple[Hashable, float]]], weights: list[float]) -> list[tuple[Hashable, float]]:
+    """score(d) = Σ w_i · (s_i(d) - min_i) / (max_i - min_i); a list that does not hold d adds 0."""
+    scores: dict[Hashable, float] = {}
+    for weight, items in zip(weights, scored, strict=True):
+        if not items:
+            continue
+        values = [score for _, score in items]
+        low, high = min(values), max(values)
+        for key, score in items:
+            scaled = (score - low) / (high - low) if high > low else 1.0
+            scores[key] = scores.get(key, 0.0) + weight * scaled
+    return sorted(scores.items(), key=lambda item: -item[1])
+
+
+def weights_for(settings: Settings, query: str) -> tuple[float, float]:
+    """(BM25 weight, kNN weight): French questions have their own (``rrf.weight.*.fr``)."""
+    if detect(query) == "fr":
+        return settings.rrf_weight_bm25_fr, settings.rrf_weight_vector_fr
+    return settings.rrf_weight_bm25, settings.rrf_weight_vector
+
+
 def rrf(ctx: RetrievalContext, query: str) -> list[Snippet]:
-    """BM25 and kNN over VectorMain's chunks, ``rrf.topK`` deep each, fused; the chunks of both lists
-    go through the parent check together, in one request, before the fusion."""
+    """BM25 and kNN over VectorMain's chunks, ``rrf.topK`` deep each, run at once and fused
+    (``hybrid.fusion``: weighted reciprocal rank, or weighted normalised scores); the chunks of both
+    lists go through the parent check together, in one request, before the fusion."""
     s = ctx.settings
     depth = s.rrf_top_k
-    dense: list[dict[str, Any]] = []
-    if query.strip():
-        knn = [("queryrag", query), ("model", s.embeddings_model), ("vectorField", s.vector_field)]
-        knn += [("fl", FIELDS), ("topK", depth), ("rows", depth), *ctx.restrict.vector_params()]
-        dense = ctx.vectors.search("vector", knn, ctx.access)["response"]["docs"]
-    sparse: list[dict[str, Any]] = []
-    words = words_only(query)
-    if words:
-        params = {"q": words, "q.op": s.rag_operator, "rows": depth, "fl": FIELDS, "defType": "edismax"}
-        found = ctx.vectors.search("select", [*params.items(), *ctx.restrict.vector_params()], ctx.access)
-        sparse = found["response"]["docs"]
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="hybrid") as pool:
+        dense_job = pool.submit(_dense, ctx, query, depth)
+        sparse = _sparse(ctx, query, depth)
+        dense = dense_job.result()
     allowed = readable_parents(ctx.main, ctx.access, map(parent_of, sparse + dense))
     rankings = [
         [to_snippet(d, "embedded_content") for d in docs if parent_of(d) in allowed] for docs in (sparse, dense)
     ]
     by_key = {(x.id, x.content): x for ranking in rankings for x in ranking}
-    fused = reciprocal_rank_fusion([[(x.id, x.content) for x in ranking] for ranking in rankings], s.rrf_rank_constant)
+    weights = list(weights_for(s, query))
+    if s.hybrid_fusion == "normalized":
+        fused = normalized_fusion([[((x.id, x.content), x.score) for x in r] for r in rankings], weights)
+    else:
+        keys = [[(x.id, x.content) for x in ranking] for ranking in rankings]
+        fused = reciprocal_rank_fusion(keys, s.rrf_rank_constant, weights)
     return [replace(by_key[key], score=score) for key, score in fused[: s.solr_top_k]]
+
+
+def _dense(ctx: RetrievalContext, query: str, depth: int) -> list[dict[str, Any]]:
+    if not query.strip():
+        return []
+    s = ctx.settings
+    knn = [("queryrag", query), ("model", s.embeddings_model), ("vectorField", s.vector_field)]
+    knn += [("fl", FIELDS), ("topK", depth), ("rows", depth), *ctx.restrict.vector_params()]
+    return ctx.vectors.search("vector", knn, ctx.access)["response"]["docs"]
+
+
+def _sparse(ctx: RetrievalContext, query: str, depth: int) -> list[dict[str, Any]]:
+    words = words_only(query)
+    if not words:
+        return []
+    s = ctx.settings
+    params = {"q": words, "q.op": s.rag_operator, "rows": depth, "fl": FIELDS, "defType": "edismax"}
+    return ctx.vectors.search("select", [*params.items(), *ctx.restrict.vector_params()], ctx.access)["response"][
+        "docs"
+    ]
