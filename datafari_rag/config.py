@@ -259,9 +259,9 @@ class Settings:
     hybrid_fusion: str = _key(
         RAG,
         "hybrid.fusion",
-        "rrf",
-        "Hybrid: how BM25 and kNN are fused: rrf (weighted reciprocal rank) or normalized (each list's scores "
-        "scaled to 0-1, then a weighted sum).",
+        "normalized",
+        "Hybrid: how BM25 and kNN are fused: normalized (each list's scores scaled to 0-1, then a weighted sum; "
+        "nDCG@10 0.727 on SciFact) or rrf (weighted reciprocal rank; 0.713).",
         choices=("rrf", "normalized"),
     )
     rrf_weight_bm25: float = _key(RAG, "rrf.weight.bm25", 1.0, "Hybrid: the weight of the BM25 list.")
