@@ -85,6 +85,14 @@ class Settings:
     embeddings_model: str = _key(
         EMBED, "solr.embeddings.model", "default_model", "Name of the model in VectorMain's model store."
     )
+    embeddings_model_name: str = _key(
+        EMBED,
+        "solr.embeddings.modelName",
+        "all-MiniLM-L6-v2",
+        "The model the embedding service runs (the model store entry's modelName): all-MiniLM-L6-v2, or "
+        "bge-small-en-v1.5 (the local agent serves it from its Maven jar; same 384 dimensions, another vector "
+        "space: a collection holds the vectors of one model).",
+    )
     vector_field: str = _key(EMBED, "solr.vector.field", "vector_384", "The dense vector field the model fills.")
     embeddings_endpoint: str = _key(
         EMBED,

@@ -77,6 +77,26 @@ def test_malformed_json_is_refused(agent_url: str) -> None:
 
 def test_models_and_health(agent_url: str) -> None:
     models = requests.get(f"{agent_url}/models", timeout=10).json()
-    assert [m["id"] for m in models["data"]] == [MODEL_NAME, "datafari-rag-extractive"]
+    assert [m["id"] for m in models["data"]] == [MODEL_NAME, "datafari-rag-extractive", "bge-small-en-v1.5"]
     health = requests.get(agent_url.removesuffix("/v1") + "/health", timeout=10).json()
     assert health == {"status": "UP", "model": MODEL_NAME, "dimension": DIMENSION}
+
+
+def test_bge_small_is_served_from_its_maven_jar(agent_url: str) -> None:
+    """BGE-small-en-v1.5 (ONNX from langchain4j's Maven jar, [CLS] pooling): normalised 384-d
+    vectors, the same for a text alone or in a batch, a paraphrase closer than another subject."""
+    client = OpenAI(base_url=agent_url, api_key="none")
+    texts = [
+        "How many days of paid leave do I get?",
+        "Employees get 25 days of paid annual leave.",
+        "The car park opens at 6 am.",
+    ]
+    batch = client.embeddings.create(model="bge-small-en-v1.5", input=texts)
+    vectors = np.array([d.embedding for d in batch.data], dtype=np.float32)
+    assert batch.model == "bge-small-en-v1.5" and vectors.shape == (3, DIMENSION)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    alone = np.array(client.embeddings.create(model="bge-small-en-v1.5", input=texts[1]).data[0].embedding)
+    assert np.array_equal(alone.astype(np.float32), vectors[1])
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
+    minilm = np.array(client.embeddings.create(model=MODEL_NAME, input=texts[1]).data[0].embedding)
+    assert not np.allclose(minilm, vectors[1], atol=1e-2)  # another model, another vector space

@@ -8,6 +8,7 @@ strings, ``encoding_format`` ``float`` (default) or ``base64`` (little-endian fl
 from __future__ import annotations
 
 import base64
+import threading
 import time
 from typing import Any
 
@@ -15,6 +16,7 @@ import numpy as np
 from flask import Blueprint, Response, current_app, jsonify, request
 
 from .model import DIMENSION, MODEL_NAME, SentenceEmbedder
+from .onnx_model import PACKAGED, OnnxEmbedder, jar_path
 
 MAX_INPUTS = 2048  # OpenAI's limit per request
 MAX_INPUT_CHARS = 100_000
@@ -34,6 +36,22 @@ def openai_error(status: int, message: str, param: str | None = None, code: str 
 
 def _embedder() -> SentenceEmbedder:
     return current_app.extensions["embedder"]
+
+
+_LOADING = threading.Lock()
+
+
+def _model(name: str) -> SentenceEmbedder | OnnxEmbedder | None:
+    """The embedder serving ``name``: MiniLM, or a packaged model loaded at its first use."""
+    if name == MODEL_NAME:
+        return _embedder()
+    if name not in PACKAGED:
+        return None
+    loaded = current_app.extensions.setdefault("packaged", {})
+    with _LOADING:
+        if name not in loaded:
+            loaded[name] = OnnxEmbedder(PACKAGED[name])
+        return loaded[name]
 
 
 def _parse_inputs(body: Any) -> list[str] | Response:
@@ -57,21 +75,21 @@ def create_embeddings() -> Response:
     if isinstance(texts, Response):
         return texts
     model = body.get("model", MODEL_NAME)
-    if model != MODEL_NAME:
-        return openai_error(
-            404,
-            f"The model '{model}' does not exist; this agent serves '{MODEL_NAME}'.",
-            "model",
-            "model_not_found",
-        )
+    served = ", ".join([MODEL_NAME, *PACKAGED])
+    try:
+        embedder = _model(model) if isinstance(model, str) else None
+    except FileNotFoundError as exc:
+        return openai_error(404, f"The model '{model}' is not installed: {exc}", "model", "model_not_found")
+    if embedder is None:
+        message = f"The model '{model}' does not exist; this agent serves {served}."
+        return openai_error(404, message, "model", "model_not_found")
     encoding = body.get("encoding_format", "float")
     if encoding not in ("float", "base64"):
         return openai_error(400, "'encoding_format' must be 'float' or 'base64'.", "encoding_format")
     dimensions = body.get("dimensions")
-    if dimensions is not None and dimensions != DIMENSION:
-        return openai_error(400, f"This model only produces {DIMENSION} dimensions.", "dimensions")
-
-    embedder = _embedder()
+    dimension = getattr(embedder, "dimension", DIMENSION)
+    if dimensions is not None and dimensions != dimension:
+        return openai_error(400, f"This model only produces {dimension} dimensions.", "dimensions")
     vectors = embedder.embed(texts)
     tokens = sum(embedder.count_tokens(t) for t in texts)
     data = []
@@ -85,7 +103,7 @@ def create_embeddings() -> Response:
         {
             "object": "list",
             "data": data,
-            "model": MODEL_NAME,
+            "model": model,
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
         }
     )
@@ -99,6 +117,11 @@ def list_models() -> Response:
             "data": [
                 {"id": MODEL_NAME, "object": "model", "created": _STARTED, "owned_by": "datafari-rag"},
                 {"id": "datafari-rag-extractive", "object": "model", "created": _STARTED, "owned_by": "datafari-rag"},
+                *(
+                    {"id": name, "object": "model", "created": _STARTED, "owned_by": "datafari-rag"}
+                    for name, model in PACKAGED.items()
+                    if jar_path(model).is_file()  # installed
+                ),
             ],
         }
     )

@@ -22,6 +22,7 @@ def desired_model(settings: Settings) -> dict[str, Any]:
     model = json.loads((MODELS / "default_model.json").read_text())
     model["name"] = settings.embeddings_model
     model["params"]["baseUrl"] = settings.agent_url
+    model["params"]["modelName"] = settings.embeddings_model_name
     return model
 
 

