@@ -93,6 +93,13 @@ class Settings:
         "bge-small-en-v1.5 (the local agent serves it from its Maven jar; same 384 dimensions, another vector "
         "space: a collection holds the vectors of one model).",
     )
+    embeddings_query_model_name: str = _key(
+        EMBED,
+        "solr.embeddings.queryModelName",
+        "",
+        "The model that embeds queries, when not the passages' (e.g. bge-small-en-v1.5-query: BGE with its query "
+        "instruction); a second model store entry, <solr.embeddings.model>_query. Empty: the same model.",
+    )
     vector_field: str = _key(EMBED, "solr.vector.field", "vector_384", "The dense vector field the model fills.")
     embeddings_endpoint: str = _key(
         EMBED,
@@ -566,6 +573,11 @@ class Settings:
         "Milliseconds before new documents become visible unless a client commits.",
         minimum=1,
     )
+
+    @property
+    def query_model(self) -> str:
+        """The model store entry that embeds queries (knn_text_to_vector's model)."""
+        return f"{self.embeddings_model}_query" if self.embeddings_query_model_name else self.embeddings_model
 
     @property
     def agent_url(self) -> str:

@@ -77,7 +77,12 @@ def test_malformed_json_is_refused(agent_url: str) -> None:
 
 def test_models_and_health(agent_url: str) -> None:
     models = requests.get(f"{agent_url}/models", timeout=10).json()
-    assert [m["id"] for m in models["data"]] == [MODEL_NAME, "datafari-rag-extractive", "bge-small-en-v1.5"]
+    assert [m["id"] for m in models["data"]] == [
+        MODEL_NAME,
+        "datafari-rag-extractive",
+        "bge-small-en-v1.5",
+        "bge-small-en-v1.5-query",
+    ]
     health = requests.get(agent_url.removesuffix("/v1") + "/health", timeout=10).json()
     assert health == {"status": "UP", "model": MODEL_NAME, "dimension": DIMENSION}
 
@@ -100,3 +105,13 @@ def test_bge_small_is_served_from_its_maven_jar(agent_url: str) -> None:
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
     minilm = np.array(client.embeddings.create(model=MODEL_NAME, input=texts[1]).data[0].embedding)
     assert not np.allclose(minilm, vectors[1], atol=1e-2)  # another model, another vector space
+
+
+def test_the_bge_query_model_adds_the_model_cards_instruction(agent_url: str) -> None:
+    client = OpenAI(base_url=agent_url, api_key="none")
+    text = "how often are pumps inspected"
+    query = client.embeddings.create(model="bge-small-en-v1.5-query", input=text).data[0].embedding
+    prefixed = "Represent this sentence for searching relevant passages: " + text
+    passage = client.embeddings.create(model="bge-small-en-v1.5", input=prefixed).data[0].embedding
+    plain = client.embeddings.create(model="bge-small-en-v1.5", input=text).data[0].embedding
+    assert query == passage and query != plain

@@ -126,3 +126,17 @@ def test_the_legacy_vector_switch_is_honoured_unless_a_method_is_named(tmp_path:
     assert load_settings(props, env={}).retrieval == "vector"  # the shipped file names no method
     props.write_text(shipped.replace("retrieval.method=\n", "retrieval.method=rrf\n"))
     assert load_settings(props, env={}).retrieval == "rrf"
+
+
+def test_a_query_model_is_a_second_model_store_entry() -> None:
+    from datafari_rag.solr.model_store import desired_models
+
+    same = Settings(embeddings_model_name="bge-small-en-v1.5")
+    assert same.query_model == "default_model" and len(desired_models(same)) == 1
+    split = same.replace(embeddings_query_model_name="bge-small-en-v1.5-query")
+    passages, queries = desired_models(split)
+    assert split.query_model == "default_model_query" == queries["name"]
+    assert (passages["params"]["modelName"], queries["params"]["modelName"]) == (
+        "bge-small-en-v1.5",
+        "bge-small-en-v1.5-query",
+    )

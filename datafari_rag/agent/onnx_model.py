@@ -15,6 +15,7 @@ import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tokenizers import Tokenizer
@@ -29,6 +30,7 @@ class PackagedModel:
     onnx: str  # the entry names inside the jar
     tokenizer: str
     dimension: int
+    prefix: str = ""  # put before every text (a query instruction)
 
 
 BGE_SMALL = PackagedModel(
@@ -38,7 +40,16 @@ BGE_SMALL = PackagedModel(
     "bge-small-en-v1.5-tokenizer.json",
     384,
 )
-PACKAGED = {BGE_SMALL.name: BGE_SMALL}
+# The same model for queries, with the instruction its model card gives for short queries
+# against passages (solr.embeddings.queryModelName).
+BGE_SMALL_QUERY = PackagedModel(
+    "bge-small-en-v1.5-query",
+    *[getattr(BGE_SMALL, f) for f in ("artifact", "onnx", "tokenizer", "dimension")],
+    prefix="Represent this sentence for searching relevant passages: ",
+)
+PACKAGED = {m.name: m for m in (BGE_SMALL, BGE_SMALL_QUERY)}
+_SESSIONS: dict[Path, tuple[Any, str]] = {}  # one ONNX session per jar, whatever the names served
+_SESSIONS_LOCK = threading.Lock()
 
 
 def jar_path(model: PackagedModel) -> Path:
@@ -57,13 +68,18 @@ class OnnxEmbedder:
         path = jar or jar_path(model)
         if not path.is_file():
             raise FileNotFoundError(f"{model.name}: {path} is missing (make jars fetches {model.artifact})")
-        with zipfile.ZipFile(path) as archive:
-            onnx = archive.read(model.onnx)
-            tokenizer = archive.read(model.tokenizer).decode("utf-8")
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = 1  # one text per core, side by side
-        options.inter_op_num_threads = 1
-        self.session = onnxruntime.InferenceSession(onnx, options, providers=["CPUExecutionProvider"])
+        with _SESSIONS_LOCK:
+            if path not in _SESSIONS:
+                with zipfile.ZipFile(path) as archive:
+                    onnx = archive.read(model.onnx)
+                    tokenizer_json = archive.read(model.tokenizer).decode("utf-8")
+                options = onnxruntime.SessionOptions()
+                options.intra_op_num_threads = 1  # one text per core, side by side
+                options.inter_op_num_threads = 1
+                session = onnxruntime.InferenceSession(onnx, options, providers=["CPUExecutionProvider"])
+                _SESSIONS[path] = (session, tokenizer_json)
+            self.session, tokenizer = _SESSIONS[path]
+        self.prefix = model.prefix
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.dimension = model.dimension
         self._tokenizer = Tokenizer.from_str(tokenizer)
@@ -83,7 +99,7 @@ class OnnxEmbedder:
 
     def _one(self, text: str) -> np.ndarray:
         with self._lock:
-            encoding = self._tokenizer.encode(text)
+            encoding = self._tokenizer.encode(self.prefix + text)
         feed = {
             "input_ids": np.array([encoding.ids], dtype=np.int64),
             "attention_mask": np.array([encoding.attention_mask], dtype=np.int64),

@@ -117,7 +117,7 @@ def vector() -> Response:
     text = request.args.get("queryrag") or request.args.get("q")
     top_k = bounded_int(request.args.get("topK"), "topK", 1, 1000, s.solr_top_k)
     rows = bounded_int(request.args.get("rows"), "rows", 1, 1000, top_k)
-    model = request.args.get("model", s.embeddings_model)
+    model = request.args.get("model", s.query_model)
     if not MODEL_NAME.match(model):
         raise DatafariError("ragBadRequest", "'model' must be a model name.")
     params: list[tuple[str, Any]] = [

@@ -38,6 +38,7 @@ RETRIEVAL_SETTINGS = (
     "rag_solr_field",
     "rag_hl_fragsize",
     "embeddings_model",
+    "embeddings_query_model_name",
     "vector_field",
 )
 

@@ -75,7 +75,7 @@ def _dense(ctx: RetrievalContext, query: str, depth: int) -> list[dict[str, Any]
     if not query.strip():
         return []
     s = ctx.settings
-    knn = [("queryrag", query), ("model", s.embeddings_model), ("vectorField", s.vector_field)]
+    knn = [("queryrag", query), ("model", s.query_model), ("vectorField", s.vector_field)]
     knn += [("fl", FIELDS), ("topK", depth), ("rows", depth), *ctx.restrict.vector_params()]
     return ctx.vectors.search("vector", knn, ctx.access)["response"]["docs"]
 

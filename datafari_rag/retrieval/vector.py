@@ -43,7 +43,7 @@ def vector_chunks(
     s = ctx.settings
     params: list[tuple[str, Any]] = [
         ("queryrag", query),
-        ("model", s.embeddings_model),
+        ("model", s.query_model),
         ("vectorField", s.vector_field),
         ("fl", FIELDS),
         *(extra or []),

@@ -23,7 +23,7 @@ from ..paths import CONFIGSETS, var_dir
 from ..security.authority import mapping_path
 from . import admin, model_store, security_json, user_properties
 from .client import SolrClient, SolrError
-from .model_store import desired_model
+from .model_store import desired_models
 
 # Fields whose definition changed in a way an existing index cannot take: name -> what it became.
 CHANGED_FIELDS = {"title": "multi-valued, as Datafari's"}
@@ -116,17 +116,20 @@ def check_upgrade(solr: SolrClient, collection: str) -> None:
 
 
 def _ensure_model(solr: SolrClient, collection: str, settings: Settings) -> str:
-    """Makes the collection's model store hold the configured model; says what it did."""
-    wanted = desired_model(settings)
+    """Makes the collection's model store hold the configured model(s); says what it did."""
     current = {m["name"]: m for m in model_store.get_models(solr, collection)}
-    found = current.get(wanted["name"])
-    if found is None:
-        outcome = "uploaded"
-    elif found.get("class") != wanted["class"] or found.get("params") != wanted["params"]:
-        model_store.delete_model(solr, collection, wanted["name"])
-        outcome = "replaced"
-    else:
-        return "unchanged"
-    model_store.put_model(solr, collection, wanted)
-    admin.reload_collection(solr, collection)
-    return outcome
+    outcomes = []
+    for wanted in desired_models(settings):
+        found = current.get(wanted["name"])
+        if found is None:
+            outcomes.append("uploaded")
+        elif found.get("class") != wanted["class"] or found.get("params") != wanted["params"]:
+            model_store.delete_model(solr, collection, wanted["name"])
+            outcomes.append("replaced")
+        else:
+            outcomes.append("unchanged")
+            continue
+        model_store.put_model(solr, collection, wanted)
+    if any(o != "unchanged" for o in outcomes):
+        admin.reload_collection(solr, collection)
+    return ", ".join(outcomes)

@@ -17,6 +17,17 @@ PATH = "schema/text-to-vector-model-store"
 SECRET_PARAMS = ("apiKey", "api_key", "token")
 
 
+def desired_models(settings: Settings) -> list[dict[str, Any]]:
+    """The passages' model, and the queries' when another one embeds them."""
+    models = [desired_model(settings)]
+    if settings.embeddings_query_model_name:
+        query = desired_model(settings)
+        query["name"] = settings.query_model
+        query["params"]["modelName"] = settings.embeddings_query_model_name
+        models.append(query)
+    return models
+
+
 def desired_model(settings: Settings) -> dict[str, Any]:
     """The model JSON of the configset, aimed at the configured embedding service."""
     model = json.loads((MODELS / "default_model.json").read_text())

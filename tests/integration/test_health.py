@@ -17,7 +17,12 @@ def test_health_is_green_when_everything_is_up(settings: Settings, bootstrapped:
     assert body["solr"]["version"] == "9.10.1" and body["solr"]["mode"] == "solrcloud"
     assert set(body["collections"]) == {settings.collection_main, settings.collection_vector}
     assert all(c["status"] == "UP" for c in body["collections"].values())
-    assert body["agent"]["models"] == ["all-MiniLM-L6-v2", "datafari-rag-extractive", "bge-small-en-v1.5"]
+    assert body["agent"]["models"] == [
+        "all-MiniLM-L6-v2",
+        "datafari-rag-extractive",
+        "bge-small-en-v1.5",
+        "bge-small-en-v1.5-query",
+    ]
     [model] = body["modelStore"]["models"]
     assert model["name"] == "default_model"
     assert model["params"]["apiKey"] == "***"  # the store echoes the key; /health never does
