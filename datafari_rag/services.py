@@ -43,19 +43,17 @@ def solr_client(settings: Settings) -> SolrClient:
     return SolrClient(settings.solr_url, settings.solr_timeout, auth, breaker)
 
 
-def semantic_cache(settings: Settings, main: Collection, vectors: Collection) -> SemanticCache:
+def semantic_cache(settings: Settings, embedder: ChunkEmbedder, main: Collection, vectors: Collection) -> SemanticCache:
     """The process's cache of retrieval results: queries embedded by the same model as the
     chunks, the collections' versions as its validity."""
-    embedder = ChunkEmbedder(settings)
     return SemanticCache(
         settings, lambda query: embedder.embed([query])[0], lambda: (main.version(), vectors.version())
     )
 
 
-def topic_guard(settings: Settings, llm: LlmService) -> TopicGuard:
+def topic_guard(settings: Settings, embedder: ChunkEmbedder, llm: LlmService) -> TopicGuard:
     """The forbidden-topic guard: topics embedded by the same model as the chunks, its refusals
     written to ``forbidden.auditFile``."""
-    embedder = ChunkEmbedder(settings)
     audit = Path(settings.guard_audit_file) if settings.guard_audit_file else var_dir() / "log" / "guard-audit.jsonl"
     return TopicGuard(settings, embedder.embed, llm, audit)
 
@@ -66,8 +64,9 @@ def build_services(settings: Settings, llm: LlmService | None = None, outbox: Ou
     vectors = Collection(solr, settings.collection_vector)
     if llm is None:
         llm = DatafariLlmService(settings) if settings.rag_template == "datafari" else OpenAiLlmService(settings)
-    cache = semantic_cache(settings, main, vectors) if settings.cache_enabled else None
-    guard = topic_guard(settings, llm) if settings.guard_enabled else None
+    embedder = ChunkEmbedder(settings) if settings.cache_enabled or settings.guard_enabled else None
+    cache = semantic_cache(settings, embedder, main, vectors) if embedder and settings.cache_enabled else None
+    guard = topic_guard(settings, embedder, llm) if embedder and settings.guard_enabled else None
     external_tools = ExternalTools(settings) if settings.agentic_mcp_servers else None
     return Services(
         settings=settings,

@@ -37,14 +37,12 @@ def _owner() -> str:
 
 
 def _store() -> ConversationStore:
-    try:
-        return get_services().conversations.get()
-    except StoreUnavailable as exc:
-        raise DatafariError("conversationStoreUnavailable", detail=str(exc)) from exc
+    return _run(get_services().conversations.get)
 
 
-def _run(call: Any, *args: Any) -> Any:
-    """A store call, its failures as Datafari's errors."""
+def _run(call: Any, *args: Any, unavailable: DatafariError | None = None) -> Any:
+    """A store call, its failures as Datafari's errors (``unavailable``: what a store that cannot
+    be reached answers, by default ``conversationStoreUnavailable``)."""
     try:
         return call(*args)
     except ConversationNotFound:
@@ -52,7 +50,9 @@ def _run(call: Any, *args: Any) -> Any:
     except ConversationLimit as exc:
         raise DatafariError("conversationLimit", str(exc)) from None
     except StoreUnavailable as exc:
-        raise DatafariError("conversationStoreUnavailable", detail=str(exc)) from exc
+        failure = unavailable or DatafariError("conversationStoreUnavailable")
+        failure.detail = str(exc)
+        raise failure from exc
 
 
 def _ok(content: dict[str, Any], status: int = 200) -> tuple[Response, int]:
@@ -176,15 +176,10 @@ def bind_answer(
 def _bind_turn(rag: RagRequest, cid: str, technical_label: str) -> tuple[RagRequest, TurnRecorder]:
     owner = _owner()
     services = get_services()
-    try:
-        store = services.conversations.get()
-        history = store.prepare_turn(owner, cid, services.settings.chat_history_size)
-    except ConversationNotFound:
-        raise DatafariError("conversationNotFound") from None
-    except ConversationLimit as exc:
-        raise DatafariError("conversationLimit", str(exc)) from None
-    except StoreUnavailable as exc:  # the answer is refused rather than given and not kept
-        raise DatafariError(technical_label, "The conversation store cannot be reached.", detail=str(exc)) from exc
+    # a store that cannot be reached refuses the answer rather than give one that is not kept
+    down = DatafariError(technical_label, "The conversation store cannot be reached.")
+    store = _run(services.conversations.get, unavailable=down)
+    history = _run(store.prepare_turn, owner, cid, services.settings.chat_history_size, unavailable=down)
     question = rag.question or rag.query
     recorder = TurnRecorder(store, owner, cid, question, search_type=rag.mode, technical_label=technical_label)
     return (rag if rag.history else replace(rag, history=history)), recorder

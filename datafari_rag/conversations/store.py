@@ -185,16 +185,20 @@ class ConversationStore:
         """The last ``size`` messages of the conversation's answered turns (failed turns skipped)."""
         with self._session() as session:
             self._owned(session, username, conversation_id)
-            query = (
-                select(Block.question, Block.answer)
-                .where(Block.conversation_id == conversation_id, Block.status == "done")
-                .order_by(Block.position.desc())
-                .limit(max(size, 0) // 2 + 1)
-            )
-            messages: list[dict[str, str]] = []
-            for question, answer in reversed(session.execute(query).all()):
-                messages += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
-            return messages[-size:] if size > 0 else []
+            return self._history(session, conversation_id, size)
+
+    @staticmethod
+    def _history(session: Session, conversation_id: str, size: int) -> list[dict[str, str]]:
+        query = (
+            select(Block.question, Block.answer)
+            .where(Block.conversation_id == conversation_id, Block.status == "done")
+            .order_by(Block.position.desc())
+            .limit(max(size, 0) // 2 + 1)
+        )
+        messages: list[dict[str, str]] = []
+        for question, answer in reversed(session.execute(query).all()):
+            messages += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
+        return messages[-size:] if size > 0 else []
 
     def prepare_turn(self, username: str, conversation_id: str, size: int) -> list[dict[str, str]]:
         """Before a new turn is answered: the conversation is the user's and has room for one more
@@ -206,7 +210,7 @@ class ConversationStore:
             turns = session.scalar(count)
             if (turns or 0) >= self.max_turns:
                 raise ConversationLimit(f"at most {self.max_turns} questions per conversation")
-        return self.history(username, conversation_id, size)
+            return self._history(session, conversation_id, size)
 
     def append(self, username: str, conversation_id: str, turn: Turn) -> str:
         """Saves one turn at the end of the conversation; returns its block id."""

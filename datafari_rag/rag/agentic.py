@@ -27,7 +27,6 @@ from ..retrieval.bm25 import bm25_documents
 from ..retrieval.hybrid import rrf
 from ..security import UserAccess
 from ..solr import SolrError
-from .citations import clean_answer, references
 from .hygiene import clean_snippet
 from .mcp_tools import ExternalTools
 from .prompts import PromptContext, snippet_text
@@ -215,8 +214,3 @@ def _text(args: dict[str, Any], name: str) -> str:
 
 def _cut(x: Snippet) -> Snippet:
     return Snippet(x.id, x.title, x.url, x.content[:PART_CHARS], x.score)
-
-
-def finish(raw: str, sources: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
-    """The answer as shown, and the sources it cites."""
-    return clean_answer(raw), references(raw, sources)

@@ -13,6 +13,9 @@ from .base import RetrievalContext, Snippet, to_snippet, words_only
 from .guard import parent_of, readable_parents
 from .vector import FIELDS
 
+# kNN arms run here while the request's thread runs BM25; threads start at first use (after a fork)
+_POOL = ThreadPoolExecutor(max_workers=16, thread_name_prefix="hybrid-knn")
+
 
 def reciprocal_rank_fusion(
     rankings: list[list[Hashable]], k: int, weights: list[float] | None = None
@@ -42,9 +45,11 @@ def normalized_fusion(scored: list[list[tuple[Hashable, float]]], weights: list[
 
 def weights_for(settings: Settings, query: str) -> tuple[float, float]:
     """(BM25 weight, kNN weight): French questions have their own (``rrf.weight.*.fr``)."""
-    if detect(query) == "fr":
-        return settings.rrf_weight_bm25_fr, settings.rrf_weight_vector_fr
-    return settings.rrf_weight_bm25, settings.rrf_weight_vector
+    default = settings.rrf_weight_bm25, settings.rrf_weight_vector
+    french = settings.rrf_weight_bm25_fr, settings.rrf_weight_vector_fr
+    if french != default and detect(query) == "fr":  # no detection when it changes nothing
+        return french
+    return default
 
 
 def rrf(ctx: RetrievalContext, query: str) -> list[Snippet]:
@@ -53,10 +58,9 @@ def rrf(ctx: RetrievalContext, query: str) -> list[Snippet]:
     lists go through the parent check together, in one request, before the fusion."""
     s = ctx.settings
     depth = s.rrf_top_k
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="hybrid") as pool:
-        dense_job = pool.submit(_dense, ctx, query, depth)
-        sparse = _sparse(ctx, query, depth)
-        dense = dense_job.result()
+    dense_job = _POOL.submit(_dense, ctx, query, depth)
+    sparse = _sparse(ctx, query, depth)
+    dense = dense_job.result()
     allowed = readable_parents(ctx.main, ctx.access, map(parent_of, sparse + dense))
     rankings = [
         [to_snippet(d, "embedded_content") for d in docs if parent_of(d) in allowed] for docs in (sparse, dense)
