@@ -185,3 +185,34 @@ def test_the_cache_test_finds_leaks_when_the_scope_ignores_access(
     settings, corpus, _ = acl_world
     app = create_app(settings.replace(cache_enabled=True, cache_threshold=0.9))
     assert len(_cached_trials(random.Random(23), app, corpus, fake_llm, 200)) > 10
+
+
+AGENT_TOOLS = ["hybrid_search", "bm25_search", "search_in_document", "read_document", "summarize"]
+
+
+def test_no_leak_through_the_agentic_tools(acl_world: tuple[Settings, Corpus, Path], fake_llm: FakeLlm) -> None:
+    """Random users in the agentic mode; the model calls a random tool with random arguments:
+    nothing any tool returns, to the model or to the user, is a document the user may not read."""
+    settings, corpus, _ = acl_world
+    client = create_app(settings).test_client()
+    rng = random.Random(41)
+    leaks: list[str] = []
+    for _ in range(80):
+        user = rng.choice([*corpus.users, None])
+        tokens = corpus.users.get(user, frozenset()) if user else frozenset()
+        doc_id = rng.choice(list(corpus.docs))
+        name = rng.choice(AGENT_TOOLS)
+        arguments = {
+            "hybrid_search": {"query": "pump valve safety"},
+            "bm25_search": {"query": "pump valve safety"},
+            "search_in_document": {"id": doc_id, "query": "pump valve safety"},
+            "read_document": {"id": doc_id},
+            "summarize": {"id": doc_id},
+        }[name]
+        replies = [{"tool_calls": [{"name": name, "arguments": arguments}]}, "Done."]
+        fake_llm.reset(lambda prompt, r=replies: r.pop(0) if len(r) > 1 else r[0])
+        headers = {"X-Remote-User": user} if user else {}
+        response = client.post(f"{API}/ai/rag", json={"query": "pumps?", "search_type": "agentic"}, headers=headers)
+        seen = "\n".join(fake_llm.prompts()) + response.get_data(as_text=True)
+        leaks += [f"{name}/{user}/{d}" for d in leaked(seen, tokens, corpus, doc_id)]
+    assert leaks == [], leaks[:5]

@@ -324,6 +324,10 @@ def test_random_users_never_reach_each_others_conversations(app_for: Callable[..
                 leaks += sum(s in text for c, s in secrets.items() if c not in owned[user])
             assert answers[0].get_json() == missing
     assert leaks == 0
+    for user in users:  # token statistics: each user reads their own rows only
+        rows = client.get(f"{API}/usage", headers=as_user(user)).get_json()["content"]["usage"]
+        assert rows and {r["username"] for r in rows} == {user}
+        assert {r["conversation_id"] for r in rows} <= set(owned[user])
     for user in users:  # nothing was renamed or deleted by the others
         for cid in owned[user]:
             status, body = read(client, user, cid)
