@@ -272,6 +272,12 @@ def eval_group() -> None:
 @click.option("--max-queries", type=click.IntRange(1), default=None, help="Only the first N test queries.")
 @click.option("--fusion", type=click.Choice(["rrf", "normalized"]), default=None, help="rrf mode: hybrid.fusion.")
 @click.option("--weights", default=None, metavar="BM25,VECTOR", help="rrf mode: rrf.weight.bm25 and rrf.weight.vector.")
+@click.option(
+    "--rerank",
+    type=click.Choice(["api", "onnx", "llm"]),
+    default=None,
+    help="Rerank each mode's first rerank.topN results with this backend (rerank.* keys).",
+)
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @_clear_errors
 def eval_retrieval_cmd(
@@ -282,6 +288,7 @@ def eval_retrieval_cmd(
     max_queries: int | None,
     fusion: str | None,
     weights: str | None,
+    rerank: str | None,
     json_path: Path | None,
 ) -> None:
     """nDCG@10, Recall@100, MRR@10 per retrieval mode on a BEIR folder (corpus, queries, qrels/test.tsv)."""
@@ -303,9 +310,14 @@ def eval_retrieval_cmd(
     beir = load_beir(folder)
     if max_queries:
         beir.queries = dict(list(beir.queries.items())[:max_queries])
+    if rerank:
+        settings = settings.replace(rerank_enabled=True, rerank_backend=rerank)
     services = build_services(settings)
     index_corpus(services, beir.corpus, reindex)
-    results = evaluate(services.solr, settings, beir, chosen)
+    reranker = services.pipeline.reranker
+    if reranker is not None:
+        click.echo(f"reranked: the first {reranker.top_n} results of each mode, by {settings.rerank_backend}")
+    results = evaluate(services.solr, settings, beir, chosen, reranker)
     click.echo(table(results))
     if json_path:
         json_path.write_text(json.dumps({"folder": str(folder), "results": results}, indent=2))

@@ -37,17 +37,26 @@ class ConfigError(ValueError):
     """A configuration value that cannot be used; the message names the key."""
 
 
-def _key(section: str, name: str, default: Any, help: str, choices: tuple[str, ...] = (), minimum: float = 0) -> Any:
-    meta = {"key": name, "section": section, "help": help, "choices": choices, "minimum": minimum}
+def _key(
+    section: str,
+    name: str,
+    default: Any,
+    help: str,
+    choices: tuple[str, ...] = (),
+    minimum: float = 0,
+    maximum: float | None = None,
+) -> Any:
+    meta = {"key": name, "section": section, "help": help, "choices": choices, "minimum": minimum, "maximum": maximum}
     return field(default=default, metadata=meta)
 
 
-SOLR, EMBED, AGENT, SERVER, RAG, LLM, INDEX, SECURITY, LOCAL, CONVERSATIONS, GUARD = (
+SOLR, EMBED, AGENT, SERVER, RAG, QUALITY, LLM, INDEX, SECURITY, LOCAL, CONVERSATIONS, GUARD = (
     "Solr",
     "Embeddings (Solr's text-to-vector model)",
     "Local AI agent",
     "Sidecar HTTP server",
     "RAG (Datafari's keys and defaults)",
+    "Retrieval and answer quality: reranking, query enhancement, context assembly",
     "LLM client",
     "Indexing: chunk-and-embed into VectorMain (Datafari's vector.* keys)",
     "Security: who the user is, which tokens they hold",
@@ -378,6 +387,42 @@ class Settings:
     query_max_length: int = _key(
         RAG, "rag.query.maxLength", 2000, "Longest accepted query, in characters (longer: ragBadRequest).", minimum=10
     )
+    rerank_enabled: bool = _key(
+        QUALITY,
+        "rerank.enabled",
+        False,
+        "Rerank the first rerank.topN passages found before the LLM reads them (retrieval goes that deep).",
+    )
+    rerank_backend: str = _key(
+        QUALITY,
+        "rerank.backend",
+        "api",
+        "api: a Cohere/Jina-compatible /rerank endpoint; onnx: a local cross-encoder (rerank.onnx.path); "
+        "llm: the configured LLM ranks the passages (listwise).",
+        choices=("api", "onnx", "llm"),
+    )
+    rerank_top_n: int = _key(
+        QUALITY, "rerank.topN", 20, "Reranking: passages reranked at most.", minimum=2, maximum=100
+    )
+    rerank_timeout: float = _key(
+        QUALITY,
+        "rerank.timeout",
+        5.0,
+        "Reranking: seconds it may take; slower or failed, the retrieval order is kept (and logged).",
+        minimum=0.1,
+        maximum=120,
+    )
+    rerank_api_url: str = _key(
+        QUALITY, "rerank.api.url", "", "api: the /rerank URL (e.g. https://api.cohere.com/v2/rerank, a local server)."
+    )
+    rerank_api_key: str = _key(QUALITY, "rerank.api.key", "", "api: the bearer token (empty: none).")
+    rerank_api_model: str = _key(QUALITY, "rerank.api.model", "", "api: the model named in the request (empty: none).")
+    rerank_onnx_path: str = _key(
+        QUALITY,
+        "rerank.onnx.path",
+        "",
+        "onnx: a folder holding a cross-encoder exported to ONNX (one .onnx file) and its tokenizer.json.",
+    )
     llm_timeout: float = _key(
         LLM,
         "llm.timeout",
@@ -616,6 +661,9 @@ def _convert(f: dataclasses.Field[Any], raw: str, kind: type) -> Any:
         raise ConfigError(f"{key}: {raw!r} is not a valid {kind.__name__} ({exc})") from None
     if kind in (int, float) and value < minimum:
         raise ConfigError(f"{key}: {raw!r} must be at least {minimum:g}")
+    maximum = f.metadata["maximum"]
+    if kind in (int, float) and maximum is not None and value > maximum:
+        raise ConfigError(f"{key}: {raw!r} must be at most {maximum:g}")
     return value
 
 

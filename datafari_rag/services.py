@@ -18,6 +18,7 @@ from .rag.mcp_tools import ExternalTools
 from .rag.pipeline import Pipeline
 from .rag.topic_guard import TopicGuard
 from .retrieval.cache import SemanticCache
+from .retrieval.rerank import build_reranker
 from .solr import SolrClient
 from .solr.breaker import CircuitBreaker
 from .solr.collection import Collection
@@ -68,13 +69,14 @@ def build_services(settings: Settings, llm: LlmService | None = None, outbox: Ou
     cache = semantic_cache(settings, embedder, main, vectors) if embedder and settings.cache_enabled else None
     guard = topic_guard(settings, embedder, llm) if embedder and settings.guard_enabled else None
     external_tools = ExternalTools(settings) if settings.agentic_mcp_servers else None
+    reranker = build_reranker(settings, llm)
     return Services(
         settings=settings,
         solr=solr,
         main=main,
         vectors=vectors,
         llm=llm,
-        pipeline=Pipeline(settings, main, vectors, llm, cache, guard, external_tools),
+        pipeline=Pipeline(settings, main, vectors, llm, cache, guard, external_tools, reranker),
         indexer=Indexer(settings, main, vectors, outbox or Outbox()),
         conversations=StoreHandle(settings),
     )

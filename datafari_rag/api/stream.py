@@ -105,6 +105,7 @@ STEPS = {
     "rag:query rewriting": "rewriting",
     "rag:cache": "cache",
     "rag:retrieval": "search",
+    "rag:rerank": "rerank",
     "rag:refine": "generation",
     "rag:map": "generation",
     "rag:merge": "generation",
@@ -115,7 +116,7 @@ STEPS = {
 
 def sse(events: Iterator[Event], debug: bool = False) -> Iterator[str]:
     """chat-core style Server-Sent Events: a ``step`` per stage (its ``id``: guard, rewriting,
-    cache, search, sources, generation), ``token`` pieces, ``done`` (final_response, usage,
+    cache, search, rerank, sources, generation), ``token`` pieces, ``done`` (final_response, usage,
     references, latency_ms), ``error``; with ``stream.debug``, ``debug`` events too (the rewritten
     queries, each stage's time since the start)."""
     started = time.monotonic()

@@ -12,7 +12,7 @@ import csv
 import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from ..paths import var_dir
 from ..retrieval import RetrievalContext, Snippet
 from ..retrieval.bm25 import bm25_documents
 from ..retrieval.hybrid import rrf
+from ..retrieval.rerank import Reranker
 from ..retrieval.vector import vector_chunks
 from ..security import UserAccess
 from ..services import Services
@@ -113,18 +114,28 @@ def _by_parent(hits: list[Snippet]) -> dict[str, float]:
     return run
 
 
-def retrievers(ctx: RetrievalContext) -> dict[str, Callable[[str], dict[str, float]]]:
+def _ranked(hits: list[Snippet]) -> list[Snippet]:
+    """Scores by position: reranked passages and the ones after them have scores of two scales."""
+    return [replace(x, score=float(len(hits) - i)) for i, x in enumerate(hits)]
+
+
+def retrievers(ctx: RetrievalContext, reranker: Reranker | None = None) -> dict[str, Callable[[str], dict[str, float]]]:
     deep = RetrievalContext(ctx.main, ctx.vectors, ctx.settings.replace(rrf_top_k=DEPTH, solr_top_k=DEPTH), ctx.access)
-    return {
-        "bm25": lambda q: _by_parent(bm25_documents(ctx, q, DEPTH)),
-        "vector": lambda q: _by_parent(vector_chunks(ctx, q, DEPTH)),
-        "rrf": lambda q: _by_parent(rrf(deep, q)),
+    found: dict[str, Callable[[str], list[Snippet]]] = {
+        "bm25": lambda q: bm25_documents(ctx, q, DEPTH),
+        "vector": lambda q: vector_chunks(ctx, q, DEPTH),
+        "rrf": lambda q: rrf(deep, q),
     }
+    if reranker is None:
+        return {mode: lambda q, f=f: _by_parent(f(q)) for mode, f in found.items()}
+    return {mode: lambda q, f=f: _by_parent(_ranked(reranker.rerank(q, f(q)).snippets)) for mode, f in found.items()}
 
 
-def evaluate(solr: SolrClient, settings: Settings, beir: Beir, modes: list[str]) -> dict[str, dict[str, float]]:
+def evaluate(
+    solr: SolrClient, settings: Settings, beir: Beir, modes: list[str], reranker: Reranker | None = None
+) -> dict[str, dict[str, float]]:
     ctx = RetrievalContext.of(solr, settings, UserAccess.anonymous())
-    available = retrievers(ctx)
+    available = retrievers(ctx, reranker)
     results: dict[str, dict[str, float]] = {}
     for mode in modes:
         run: dict[str, dict[str, float]] = {}

@@ -24,6 +24,7 @@ from ..llm import LlmError, LlmService, Usage
 from ..retrieval import RetrievalContext, Snippet, retrieve_all, retrieve_document
 from ..retrieval.cache import SemanticCache
 from ..retrieval.filters import NO_FILTER, SourceFilter
+from ..retrieval.rerank import Reranker
 from ..security import UserAccess
 from ..solr import SolrError
 from ..solr.collection import Collection
@@ -82,6 +83,7 @@ class Pipeline:
     cache: SemanticCache | None = None  # cache.enabled
     guard: TopicGuard | None = None  # forbidden.enabled
     external_tools: ExternalTools | None = None  # agentic.mcp.servers
+    reranker: Reranker | None = None  # rerank.enabled
 
     def prompt_context(self, request: RagRequest) -> PromptContext:
         s = self.settings
@@ -129,9 +131,14 @@ class Pipeline:
                     reason = f"No readable document with id {request.doc_id!r}."
                     raise DatafariError("ragFileNotFound", reason, lang=request.lang)
             else:
-                found, hits = retrieve_all(retrieval, queries)
-                if hits is not None:
-                    yield Event("phase", {"name": "rag:cache", "hits": hits, "of": len(queries)})
+                question = request.question or request.query
+                result = retrieve_all(retrieval, queries, question, self.reranker, usage)
+                found = result.snippets
+                if result.cache_hits is not None:
+                    yield Event("phase", {"name": "rag:cache", "hits": result.cache_hits, "of": len(queries)})
+                if self.reranker is not None:
+                    skipped = {"skipped": result.rerank_skipped} if result.rerank_skipped else {}
+                    yield Event("phase", {"name": "rag:rerank", "backend": s.rerank_backend, **skipped})
             snippets = [x for x in self._chunks(found) if x.content]
             sent = sources(snippets)
             yield Event("sources.final", {"items": sent})

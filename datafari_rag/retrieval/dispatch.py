@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 
+from ..llm import Usage
 from .base import RetrievalContext, Snippet, to_snippet
 from .bm25 import bm25
 from .cache import scope
 from .hybrid import reciprocal_rank_fusion, rrf
+from .rerank import Reranker, deeper, kept_count
 from .vector import vector, vector_chunks
 
 RETRIEVERS: dict[str, Callable[[RetrievalContext, str], list[Snippet]]] = {
@@ -23,11 +25,28 @@ def retrieve(ctx: RetrievalContext, query: str) -> list[Snippet]:
     return RETRIEVERS[ctx.settings.retrieval](ctx, query)
 
 
-def retrieve_all(ctx: RetrievalContext, queries: list[str]) -> tuple[list[Snippet], int | None]:
+@dataclass(frozen=True)
+class Found:
+    snippets: list[Snippet]
+    cache_hits: int | None = None  # queries the semantic cache answered (None: no cache)
+    rerank_skipped: str | None = None  # why the reranker left the retrieval order, if it did
+
+
+def retrieve_all(
+    ctx: RetrievalContext,
+    queries: list[str],
+    question: str | None = None,
+    reranker: Reranker | None = None,
+    usage: Usage | None = None,
+) -> Found:
     """Several queries (sub-queries): each retrieved (through the semantic cache when it is on),
     the lists fused by reciprocal rank, each passage once, as many as one query would bring
-    (``chunking.maxFiles`` documents for bm25, ``solr.topK`` chunks otherwise). Returns the
-    passages and how many queries the cache answered (None: no cache)."""
+    (``chunking.maxFiles`` documents for bm25, ``solr.topK`` chunks otherwise). With a
+    ``reranker``, retrieval goes ``rerank.topN`` deep and the passages are reranked against
+    ``question`` (default: the first query) before that cut."""
+    keep = kept_count(ctx.settings)
+    if reranker is not None:
+        ctx = replace(ctx, settings=deeper(ctx.settings, reranker))
     hits: int | None = None if ctx.cache is None else 0
     rankings: list[list[Snippet]] = []
     for query in queries:
@@ -38,11 +57,16 @@ def retrieve_all(ctx: RetrievalContext, queries: list[str]) -> tuple[list[Snippe
         rankings.append(found)
         hits = (hits or 0) + hit
     if len(rankings) == 1:
-        return rankings[0], hits
-    by_key = {(x.id, x.content): x for ranking in rankings for x in ranking}
-    fused = reciprocal_rank_fusion([[(x.id, x.content) for x in r] for r in rankings], ctx.settings.rrf_rank_constant)
-    limit = ctx.settings.max_files if ctx.settings.retrieval == "bm25" else ctx.settings.solr_top_k
-    return [replace(by_key[key], score=score) for key, score in fused[:limit]], hits
+        snippets = rankings[0]
+    else:
+        by_key = {(x.id, x.content): x for ranking in rankings for x in ranking}
+        keys = [[(x.id, x.content) for x in r] for r in rankings]
+        fused = reciprocal_rank_fusion(keys, ctx.settings.rrf_rank_constant)
+        snippets = [replace(by_key[key], score=score) for key, score in fused[: kept_count(ctx.settings)]]
+    if reranker is None:
+        return Found(snippets[:keep], hits)
+    reranked = reranker.rerank(question or queries[0], snippets, usage)
+    return Found(reranked.snippets[:keep], hits, reranked.skipped)
 
 
 def retrieve_document(ctx: RetrievalContext, doc_id: str, query: str | None) -> list[Snippet] | None:

@@ -12,6 +12,7 @@ from ir_measures import RR, nDCG
 
 from datafari_rag.cli import main as cli
 from datafari_rag.config import Settings
+from datafari_rag.testing.overlap_cross_encoder import write_overlap_cross_encoder
 from tests.integration.conftest import cli_environment
 
 DOCS = {
@@ -93,3 +94,22 @@ def test_a_corpus_of_the_same_size_but_other_texts_is_indexed_again(tmp_path: Pa
     asked = {"q9": ("how do bananas ripen", "d4")}
     results = run_eval(beir_folder(tmp_path / "second", other, asked), tmp_path, "--modes", "bm25")
     assert results["bm25"]["nDCG@10"] == pytest.approx(1.0)  # the new text was indexed and found
+
+
+def test_rerank_is_a_flag_of_eval_retrieval(tmp_path: Path, environment: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--rerank onnx`` reranks each mode's results with the cross-encoder of rerank.onnx.path.
+    The test's overlap model counts the passage's words that are in the query, so it puts a text
+    repeating one query word above the short one BM25 ranks first for holding both: the figures
+    are those of the reranked order."""
+    docs = {
+        "gold": ("Notes", "The pump inspection is on Monday."),
+        "decoy": ("Pump", "Pump pump pump pump pump pump pump pump pump pump."),
+    }
+    queries = {"q1": ("pump inspection", "gold")}
+    folder = beir_folder(tmp_path / "beir", docs, queries)
+    model = write_overlap_cross_encoder(tmp_path / "cross-encoder")
+    monkeypatch.setenv("DATAFARI_RAG_RERANK_ONNX_PATH", str(model))
+    plain = run_eval(folder, tmp_path, "--modes", "bm25")
+    reranked = run_eval(folder, tmp_path, "--modes", "bm25", "--rerank", "onnx")
+    assert plain["bm25"]["MRR@10"] == pytest.approx(1.0)
+    assert reranked["bm25"]["MRR@10"] == pytest.approx(0.5)  # the decoy first
