@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import click
 import urllib3
 
-from .config import ConfigError, Settings, env_name, load_settings
+from .config import KEYS, ConfigError, Settings, convert, env_name, load_settings
 from .evaluation import EvaluationInputError
 from .indexing.indexer import Indexer, ModeConflict
 from .paths import CONF, var_dir
@@ -253,10 +253,31 @@ def reconcile_cmd() -> None:
         click.echo(line)
 
 
-def _evaluation_settings(prefix: str) -> Settings:
-    """The settings with collections of the evaluation's own (never FileShare/VectorMain data)."""
+def _evaluation_settings(prefix: str, overrides: tuple[str, ...] = ()) -> Settings:
+    """The settings with collections of the evaluation's own (never FileShare/VectorMain data),
+    and the ``--set key=value`` overrides, each validated as the properties file's would be."""
     s = _settings()
+    changes: dict[str, Any] = {}
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        if not sep:
+            raise click.BadParameter(f"{item!r}: expected key=value", param_hint="--set")
+        try:
+            value = convert(key.strip(), raw)  # an unknown key is a ConfigError too
+        except ConfigError as exc:
+            raise click.BadParameter(str(exc), param_hint="--set") from None
+        changes[KEYS[key.strip()].name] = value
+    s = s.replace(**changes)
     return s.replace(collection_main=f"{prefix}{s.collection_main}", collection_vector=f"{prefix}{s.collection_vector}")
+
+
+_SET = click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Any rag.properties key for this run (repeatable), e.g. --set context.neighbours=1.",
+)
 
 
 @main.group("eval")
@@ -278,6 +299,7 @@ def eval_group() -> None:
     default=None,
     help="Rerank each mode's first rerank.topN results with this backend (rerank.* keys).",
 )
+@_SET
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @_clear_errors
 def eval_retrieval_cmd(
@@ -289,12 +311,13 @@ def eval_retrieval_cmd(
     fusion: str | None,
     weights: str | None,
     rerank: str | None,
+    overrides: tuple[str, ...],
     json_path: Path | None,
 ) -> None:
     """nDCG@10, Recall@100, MRR@10 per retrieval mode on a BEIR folder (corpus, queries, qrels/test.tsv)."""
     from .evaluation.retrieval import evaluate, index_corpus, load_beir, table
 
-    settings = _evaluation_settings(prefix)
+    settings = _evaluation_settings(prefix, overrides)
     if fusion:
         settings = settings.replace(hybrid_fusion=fusion)
     if weights:
@@ -332,6 +355,7 @@ def eval_retrieval_cmd(
 @click.option("--concurrency", type=click.IntRange(1, 64), default=1, show_default=True)
 @click.option("--prefix", default="evalqa_", show_default=True, help="Prefix of the evaluation's own collections.")
 @click.option("--reindex", is_flag=True, help="Index the corpus again even if it is there.")
+@_SET
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @_clear_errors
 def eval_answers_cmd(
@@ -343,6 +367,7 @@ def eval_answers_cmd(
     concurrency: int,
     prefix: str,
     reindex: bool,
+    overrides: tuple[str, ...],
     json_path: Path | None,
 ) -> None:
     """SQuAD-style exact match and F1, abstention accuracy, gold-paragraph hits and latency of ai/rag
@@ -351,7 +376,7 @@ def eval_answers_cmd(
     from .evaluation.answers import as_json, ask_all, load_qa, report, sample, table
     from .evaluation.retrieval import index_corpus
 
-    settings = _evaluation_settings(prefix)
+    settings = _evaluation_settings(prefix, overrides)
     if method:
         settings = settings.replace(retrieval_method=method)
     corpus, questions = load_qa(folder)

@@ -387,6 +387,54 @@ class Settings:
     query_max_length: int = _key(
         RAG, "rag.query.maxLength", 2000, "Longest accepted query, in characters (longer: ragBadRequest).", minimum=10
     )
+    context_min_relevance_score: float = _key(
+        QUALITY,
+        "context.minRelevanceScore",
+        0.0,
+        "Passages scored below this are not sent (0: all). The score is the last stage's: BM25's, the "
+        "hybrid fusion's (normalized: 0 to the sum of the weights), or the reranker's.",
+    )
+    context_neighbours: int = _key(
+        QUALITY,
+        "context.neighbours",
+        0,
+        "Parent-child enrichment: a chunk found brings the chunks chunk_index ± this of its document (0: off).",
+        maximum=5,
+    )
+    context_segment_max_chars: int = _key(
+        QUALITY,
+        "context.segment.maxChars",
+        0,
+        "Relevant-segment extraction: a longer passage is cut to its best contiguous run of sentences "
+        "(the most question words) of at most this many characters (0: off).",
+    )
+    context_dedup: bool = _key(
+        QUALITY, "context.dedup", False, "Drop passages repeating a better one (exact or near-duplicate)."
+    )
+    context_dedup_threshold: float = _key(
+        QUALITY,
+        "context.dedup.threshold",
+        0.95,
+        "Near-duplicate: the cosine of two passages' word counts above which the second is dropped.",
+        maximum=1,
+    )
+    context_max_chunks_per_source: int = _key(
+        QUALITY, "context.maxChunksPerSource", 0, "At most this many passages of one document (0: no cap)."
+    )
+    context_max_tokens: int = _key(
+        QUALITY,
+        "context.maxTokens",
+        0,
+        "Token budget of the passages sent (0: only prompt.max.request.size's characters); passages past "
+        "it are not sent.",
+    )
+    context_tokenizer: str = _key(
+        QUALITY,
+        "context.tokenizer",
+        "",
+        "The tokenizer.json that counts context.maxTokens (the LLM's own when it has one; empty: the "
+        "packaged all-MiniLM-L6-v2 WordPiece tokenizer).",
+    )
     rerank_enabled: bool = _key(
         QUALITY,
         "rerank.enabled",

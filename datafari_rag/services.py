@@ -14,6 +14,7 @@ from .indexing.outbox import Outbox
 from .llm import LlmService, OpenAiLlmService
 from .llm.datafari_service import DatafariLlmService
 from .paths import var_dir
+from .rag.assembly import token_counter
 from .rag.mcp_tools import ExternalTools
 from .rag.pipeline import Pipeline
 from .rag.topic_guard import TopicGuard
@@ -70,6 +71,8 @@ def build_services(settings: Settings, llm: LlmService | None = None, outbox: Ou
     guard = topic_guard(settings, embedder, llm) if embedder and settings.guard_enabled else None
     external_tools = ExternalTools(settings) if settings.agentic_mcp_servers else None
     reranker = build_reranker(settings, llm)
+    if settings.context_max_tokens:
+        token_counter(settings.context_tokenizer)  # a tokenizer that cannot be read stops the start
     return Services(
         settings=settings,
         solr=solr,

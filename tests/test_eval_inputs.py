@@ -46,3 +46,20 @@ def test_eval_retrieval_names_bad_qrels_columns(tmp_path: Path) -> None:
     (tmp_path / "qrels" / "test.tsv").write_text("query\tdoc\nq1\td1\n")
     code, output = run("retrieval", str(tmp_path))
     assert code == 1 and "expected the columns query-id, corpus-id, score" in output
+
+
+@pytest.mark.parametrize("command", ["retrieval", "answers"])
+@pytest.mark.parametrize(
+    ("option", "expected"),
+    [
+        ("context.nope=1", "context.nope: names no setting"),
+        ("rerank.topN=500", "rerank.topN: '500' must be at most 100"),
+        ("context.dedup=maybe", "context.dedup: 'maybe' is not a valid bool"),
+        ("context.neighbours", "'context.neighbours': expected key=value"),
+    ],
+)
+def test_set_validates_each_key_as_the_properties_file_does(
+    tmp_path: Path, command: str, option: str, expected: str
+) -> None:
+    code, output = run(command, str(tmp_path), "--set", option)
+    assert code == 2 and expected in output

@@ -14,7 +14,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -24,11 +24,13 @@ from ..llm import LlmError, LlmService, Usage
 from ..retrieval import RetrievalContext, Snippet, retrieve_all, retrieve_document
 from ..retrieval.cache import SemanticCache
 from ..retrieval.filters import NO_FILTER, SourceFilter
+from ..retrieval.neighbours import with_neighbours
 from ..retrieval.rerank import Reranker
 from ..security import UserAccess
 from ..solr import SolrError
 from ..solr.collection import Collection
 from .agentic import AgentRun
+from .assembly import assemble, token_counter, within_budget
 from .chunking import chunk_snippets
 from .citations import SourcesUsedFilter, clean_answer, references
 from .hygiene import clean_history, clean_query, clean_snippet
@@ -139,7 +141,7 @@ class Pipeline:
                 if self.reranker is not None:
                     skipped = {"skipped": result.rerank_skipped} if result.rerank_skipped else {}
                     yield Event("phase", {"name": "rag:rerank", "backend": s.rerank_backend, **skipped})
-            snippets = [x for x in self._chunks(found) if x.content]
+            snippets = self._assembled(retrieval, found, request.question or request.query)
             sent = sources(snippets)
             yield Event("sources.final", {"items": sent})
             numbers = {d["url"]: n for n, d in enumerate(sent, start=1)}  # what the answer cites them by
@@ -236,6 +238,15 @@ class Pipeline:
             yield Event("message.delta", {"text": final.fallback})
         return final.fallback
 
+    def _assembled(self, retrieval: RetrievalContext, found: list[Snippet], question: str) -> list[Snippet]:
+        """Context assembly (:mod:`.assembly`), then the prompt chunks, then the token budget."""
+        s = self.settings
+        neighbours = partial(with_neighbours, retrieval, width=s.context_neighbours)
+        chunks = [x for x in self._chunks(assemble(found, question, s, neighbours)) if x.content]
+        if s.context_max_tokens <= 0:
+            return chunks
+        return within_budget(chunks, s.context_max_tokens, token_counter(s.context_tokenizer))
+
     def _chunks(self, found: list[Snippet]) -> list[Snippet]:
         """The retrieved text cleaned for a prompt, cut into ``chunking.chunk.size`` pieces unless
         ``chunking.enable`` is false (then packing cuts only a text too large for a prompt alone)."""
@@ -297,7 +308,7 @@ def _finished(raw: str, sources: list[dict[str, Any]], usage: Usage, started: fl
 
 
 def _cleaned(x: Snippet, accents: bool) -> Snippet:
-    return Snippet(x.id, clean_snippet(x.title, accents), x.url, clean_snippet(x.content, accents), x.score)
+    return replace(x, title=clean_snippet(x.title, accents), content=clean_snippet(x.content, accents))
 
 
 def _shower(title: str, number: int | None = None) -> Any:

@@ -28,6 +28,7 @@ class Snippet:
     url: str
     content: str
     score: float = 0.0
+    chunk: int | None = None  # chunk_index, for a chunk of VectorMain
 
 
 @dataclass(frozen=True)
@@ -68,4 +69,10 @@ def to_snippet(doc: dict[str, Any], content_field: str) -> Snippet:
         url=first(doc.get("url")) or first(doc.get("parent_doc")) or first(doc.get("id")),
         content=first(doc.get(content_field)),
         score=float(doc.get("score") or 0.0),
+        chunk=_int_or_none(doc.get("chunk_index")),
     )
+
+
+def _int_or_none(value: Any) -> int | None:
+    value = value[0] if isinstance(value, list) and value else value
+    return int(value) if isinstance(value, int | float | str) and str(value).lstrip("-").isdigit() else None

@@ -10,7 +10,7 @@ from ..solr.collection import Collection
 from .base import RetrievalContext, Snippet, to_snippet
 from .guard import readable_chunks
 
-FIELDS = "id,title,url,parent_doc,embedded_content,score"
+FIELDS = "id,title,url,parent_doc,chunk_index,embedded_content,score"
 MAX_DEPTH = 1000  # the most chunks asked of Solr while looking for top K readable ones
 
 

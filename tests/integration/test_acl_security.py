@@ -26,6 +26,7 @@ from datafari_rag.testing.acl_harness import (
     reference_allows,
 )
 from datafari_rag.testing.fake_llm import FakeLlm
+from datafari_rag.testing.overlap_cross_encoder import write_overlap_cross_encoder
 
 
 @pytest.fixture(scope="module")
@@ -105,6 +106,34 @@ def test_no_leak_in_random_trials(acl_world: tuple[Settings, Corpus, Path], fake
         exposed_some += bool(fake_llm.prompts())
     assert leaks == [], leaks[:5]
     assert exposed_some > 50  # the trials did reach the LLM with readable documents
+
+
+def test_no_leak_with_reranking_and_context_assembly_on(
+    acl_world: tuple[Settings, Corpus, Path], fake_llm: FakeLlm
+) -> None:
+    """The quality stages read more of the index (deeper retrieval for the reranker, neighbours
+    from VectorMain): random trials with all of them on leak nothing either."""
+    settings, corpus, folder = acl_world
+    quality = settings.replace(
+        rerank_enabled=True,
+        rerank_backend="onnx",
+        rerank_onnx_path=str(write_overlap_cross_encoder(folder / "cross-encoder")),
+        context_neighbours=2,
+        context_dedup=True,
+        context_segment_max_chars=200,
+        context_max_chunks_per_source=1,
+        context_max_tokens=300,
+    )
+    clients = {m: create_app(quality.replace(retrieval_method=m)).test_client() for m in ("bm25", "vector", "rrf")}
+    rng = random.Random(29)
+    leaks: list[tuple[str, str]] = []
+    exposed_some = 0
+    for _ in range(150):
+        trial, found = one_trial(rng, clients, corpus, fake_llm)
+        leaks += [(trial, d) for d in found]
+        exposed_some += bool(fake_llm.prompts())
+    assert leaks == [], leaks[:5]
+    assert exposed_some > 25
 
 
 def test_solr_alone_holds_when_the_sidecar_filter_is_off(

@@ -1,0 +1,148 @@
+"""Context assembly: what of the retrieved passages reaches the LLM, and in which shape.
+
+In order: the relevance floor (``context.minRelevanceScore``), parent-child enrichment
+(``context.neighbours``: a chunk brings its neighbours), relevant-segment extraction
+(``context.segment.maxChars``: the best contiguous span of a long passage), deduplication
+(``context.dedup``: exact, then near-duplicates by cosine of word counts), a cap per source
+(``context.maxChunksPerSource``) and, once cut into prompt chunks, a token budget
+(``context.maxTokens``, counted with a real tokenizer). Each step is off by default: Datafari
+sends what retrieval found.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+
+from tokenizers import Tokenizer
+
+from ..config import ConfigError, Settings
+from ..retrieval import Snippet
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def cosine(a: Counter[str], b: Counter[str]) -> float:
+    dot = sum(count * b[word] for word, count in a.items() if word in b)
+    norm = math.sqrt(sum(c * c for c in a.values())) * math.sqrt(sum(c * c for c in b.values()))
+    return dot / norm if norm else 0.0
+
+
+def above_floor(found: list[Snippet], floor: float) -> list[Snippet]:
+    """The passages scored at least ``floor`` (the last stage's score: BM25's, the fusion's or the
+    reranker's)."""
+    return [x for x in found if x.score >= floor] if floor > 0 else found
+
+
+def deduplicated(found: list[Snippet], threshold: float) -> list[Snippet]:
+    """Without passages whose text repeats a better one's: the same words (exact, whitespace and
+    case aside), or a cosine of word counts above ``threshold``."""
+    kept: list[tuple[Snippet, Counter[str]]] = []
+    exact: set[str] = set()
+    for x in found:
+        key = " ".join(words(x.content))
+        counts = Counter(key.split())
+        if key in exact or any(cosine(counts, other) > threshold for _, other in kept):
+            continue
+        exact.add(key)
+        kept.append((x, counts))
+    return [x for x, _ in kept]
+
+
+def capped_per_source(found: list[Snippet], cap: int) -> list[Snippet]:
+    """At most ``cap`` passages of each source (document), the best ones."""
+    if cap <= 0:
+        return found
+    seen: Counter[str] = Counter()
+    out: list[Snippet] = []
+    for x in found:
+        seen[x.url] += 1
+        if seen[x.url] <= cap:
+            out.append(x)
+    return out
+
+
+def best_segment(text: str, query: str, max_chars: int) -> str:
+    """The contiguous run of sentences, at most ``max_chars`` long, holding the most query words
+    (each sentence counts the distinct query words it has); ties keep the earliest. A text that
+    fits is kept whole."""
+    if len(text) <= max_chars:
+        return text
+    wanted = set(words(query))
+    sentences = [s for s in _SENTENCE.split(text) if s.strip()]
+    scores = [len(wanted & set(words(s))) for s in sentences]
+    best, best_span = -1, (0, 0)
+    start, total, length = 0, 0, 0
+    for end, sentence in enumerate(sentences):
+        total += scores[end]
+        length += len(sentence) + 1
+        while length > max_chars and start < end:
+            total -= scores[start]
+            length -= len(sentences[start]) + 1
+            start += 1
+        if total > best:
+            best, best_span = total, (start, end)
+    segment = " ".join(sentences[best_span[0] : best_span[1] + 1])
+    return segment[:max_chars]
+
+
+def segments(found: list[Snippet], query: str, max_chars: int) -> list[Snippet]:
+    if max_chars <= 0:
+        return found
+    return [replace(x, content=best_segment(x.content, query, max_chars)) for x in found]
+
+
+def within_budget(chunks: list[Snippet], max_tokens: int, count: Callable[[str], int]) -> list[Snippet]:
+    """The leading chunks whose tokens add up to at most ``max_tokens`` (the first one always, cut
+    by packing if it must be)."""
+    if max_tokens <= 0:
+        return chunks
+    out: list[Snippet] = []
+    used = 0
+    for x in chunks:
+        tokens = count(x.title) + count(x.content)
+        if out and used + tokens > max_tokens:
+            break
+        out.append(x)
+        used += tokens
+    return out
+
+
+@lru_cache(maxsize=4)
+def token_counter(path: str) -> Callable[[str], int]:
+    """Counts tokens with ``context.tokenizer`` (a Hugging Face ``tokenizer.json``: the LLM's own
+    when it has one), else the packaged WordPiece tokenizer of all-MiniLM-L6-v2."""
+    from ..agent.model import model_dir
+
+    where = Path(path) if path else model_dir() / "tokenizer.json"
+    try:
+        tokenizer = Tokenizer.from_file(str(where))
+    except Exception as exc:  # tokenizers raises its own exception type
+        raise ConfigError(f"context.tokenizer: cannot read {str(where)!r} as a tokenizer.json ({exc})") from exc
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
+
+
+def assemble(
+    found: list[Snippet], query: str, settings: Settings, neighbours: Callable[[list[Snippet]], list[Snippet]]
+) -> list[Snippet]:
+    """Every step before chunking (the token budget comes after it: see :func:`within_budget`)."""
+    s = settings
+    found = above_floor(found, s.context_min_relevance_score)
+    if s.context_neighbours > 0:
+        found = neighbours(found)
+    found = segments(found, query, s.context_segment_max_chars)
+    if s.context_dedup:
+        found = deduplicated(found, s.context_dedup_threshold)
+    return capped_per_source(found, s.context_max_chunks_per_source)

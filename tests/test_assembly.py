@@ -1,0 +1,70 @@
+"""Context assembly without Solr: floor, segments, duplicates, caps and the token budget."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from datafari_rag.config import ConfigError, Settings
+from datafari_rag.rag.assembly import (
+    assemble,
+    best_segment,
+    capped_per_source,
+    deduplicated,
+    token_counter,
+    within_budget,
+)
+from datafari_rag.retrieval.base import Snippet
+
+
+def snip(content: str, url: str = "u1", score: float = 1.0) -> Snippet:
+    return Snippet(url, "Title", url, content, score)
+
+
+def test_exact_and_near_duplicates_are_dropped_after_the_better_one() -> None:
+    base = "The cooling pump is inspected every Monday by the day shift team of building four."
+    found = [
+        snip(base, "a"),
+        snip(base.upper().replace(" ", "  "), "b"),  # the same words
+        snip(base.replace("four", "five"), "c"),  # one word of 15 changed: cosine 0.93
+        snip(base + " It takes an hour.", "d"),
+        snip("Valves are replaced every five years.", "e"),
+    ]
+    assert [x.url for x in deduplicated(found, 0.95)] == ["a", "c", "d", "e"]
+    assert [x.url for x in deduplicated(found, 0.9)] == ["a", "d", "e"]
+
+
+def test_at_most_k_passages_per_source_the_best_ones() -> None:
+    found = [snip("1", "a"), snip("2", "b"), snip("3", "a"), snip("4", "a"), snip("5", "b")]
+    assert [x.content for x in capped_per_source(found, 2)] == ["1", "2", "3", "5"]
+    assert capped_per_source(found, 0) == found
+
+
+def test_the_best_segment_is_the_contiguous_run_with_most_question_words() -> None:
+    filler = "Nothing to see in this sentence. " * 20
+    key = "The valve pressure is checked weekly. The valve is replaced yearly. "
+    text = filler + key + filler
+    segment = best_segment(text, "When is the valve replaced?", 120)
+    assert "The valve is replaced yearly." in segment and len(segment) <= 120
+    assert best_segment("short text", "anything", 120) == "short text"
+
+
+def test_the_token_budget_keeps_leading_chunks_and_at_least_one(tmp_path: Path) -> None:
+    count = token_counter("")
+    assert count("The pump") == 2  # WordPiece: one token per known word
+    chunks = [snip("word " * 30, f"u{i}") for i in range(5)]
+    assert len(within_budget(chunks, 70, count)) == 2  # title 1 + 30 words each
+    assert len(within_budget(chunks, 5, count)) == 1
+    assert within_budget(chunks, 0, count) == chunks
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(ConfigError, match=r"context\.tokenizer"):
+        token_counter(str(tmp_path / "bad.json"))
+
+
+def test_the_floor_and_every_step_are_off_by_default() -> None:
+    found = [snip("a", "1", 0.9), snip("a", "2", 0.1)]
+    untouched = assemble(found, "q", Settings(), lambda x: pytest.fail("neighbours asked"))
+    assert untouched == found
+    floored = assemble(found, "q", Settings(context_min_relevance_score=0.5), lambda x: x)
+    assert [x.url for x in floored] == ["1"]
