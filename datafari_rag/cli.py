@@ -316,6 +316,7 @@ def eval_retrieval_cmd(
 ) -> None:
     """nDCG@10, Recall@100, MRR@10 per retrieval mode on a BEIR folder (corpus, queries, qrels/test.tsv)."""
     from .evaluation.retrieval import evaluate, index_corpus, load_beir, table
+    from .rag.query_enhancement import enabled as enhancing
 
     settings = _evaluation_settings(prefix, overrides)
     if fusion:
@@ -340,7 +341,11 @@ def eval_retrieval_cmd(
     reranker = services.pipeline.reranker
     if reranker is not None:
         click.echo(f"reranked: the first {reranker.top_n} results of each mode, by {settings.rerank_backend}")
-    results = evaluate(services.solr, settings, beir, chosen, reranker)
+    llm = None
+    if enhancing(settings):
+        llm = services.llm
+        click.echo(f"query enhancement by {settings.llm_model} at {settings.llm_url}")
+    results = evaluate(services.solr, settings, beir, chosen, reranker, llm)
     click.echo(table(results))
     if json_path:
         json_path.write_text(json.dumps({"folder": str(folder), "results": results}, indent=2))

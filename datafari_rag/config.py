@@ -64,6 +64,8 @@ SOLR, EMBED, AGENT, SERVER, RAG, QUALITY, LLM, INDEX, SECURITY, LOCAL, CONVERSAT
     "Conversations kept on the server",
     "Forbidden-topic guard",
 )
+# what self-querying may filter on: the fields of retrieval/filters.py (not id) and the date field
+SELF_QUERY_FIELDS = ("source", "repo_source", "extension", "language", "author", "type_category", "last_modified")
 _SPLITTERS = ("recursiveSplitter", "paragraphSplitter", "sentenceSplitter", "lineSplitter", "characterSplitter")
 
 
@@ -387,6 +389,38 @@ class Settings:
     query_max_length: int = _key(
         RAG, "rag.query.maxLength", 2000, "Longest accepted query, in characters (longer: ragBadRequest).", minimum=10
     )
+    query_multi_query: int = _key(
+        QUALITY,
+        "query.multiQuery.count",
+        0,
+        "Multi-query expansion: the LLM writes this many other wordings of the question, each is searched "
+        "and the lists are fused by reciprocal rank (0: off).",
+        maximum=5,
+    )
+    query_multi_query_min_votes: int = _key(
+        QUALITY,
+        "query.multiQuery.minVotes",
+        1,
+        "Multi-query: a passage must be found by at least this many of the queries (when that leaves "
+        "nothing, all are kept).",
+        minimum=1,
+        maximum=6,
+    )
+    query_hyde: bool = _key(
+        QUALITY,
+        "query.hyde.enabled",
+        False,
+        "HyDE: the LLM writes a passage that would answer the question, and kNN searches with that "
+        "passage's embedding (BM25 keeps the question).",
+    )
+    query_self_query_fields: str = _key(
+        QUALITY,
+        "query.selfQuery.fields",
+        "",
+        "Self-querying: the LLM may turn the question into a query plus filters on these fields only, "
+        "comma-separated among source, repo_source, extension, language, author, type_category, "
+        "last_modified (empty: off).",
+    )
     context_min_relevance_score: float = _key(
         QUALITY,
         "context.minRelevanceScore",
@@ -668,6 +702,10 @@ class Settings:
     )
 
     @property
+    def self_query_fields(self) -> list[str]:
+        return [f.strip() for f in self.query_self_query_fields.split(",") if f.strip()]
+
+    @property
     def query_model(self) -> str:
         """The model store entry that embeds queries (knn_text_to_vector's model)."""
         return f"{self.embeddings_model}_query" if self.embeddings_query_model_name else self.embeddings_model
@@ -803,4 +841,7 @@ def load_settings(path: Path | None = None, env: dict[str, str] | None = None) -
     settings = Settings(**values)
     if not settings.solr_url.startswith(("http://", "https://")):
         raise ConfigError(f"solr.url: {settings.solr_url!r} must be an http(s) URL")
+    wrong = [f for f in settings.self_query_fields if f not in SELF_QUERY_FIELDS]
+    if wrong:
+        raise ConfigError(f"query.selfQuery.fields: {', '.join(wrong)} not among {', '.join(SELF_QUERY_FIELDS)}")
     return settings

@@ -103,6 +103,7 @@ def refused(error: DatafariError) -> Iterator[Event]:
 STEPS = {
     "rag:guard": "guard",
     "rag:query rewriting": "rewriting",
+    "rag:query enhancement": "enhancement",
     "rag:cache": "cache",
     "rag:retrieval": "search",
     "rag:rerank": "rerank",

@@ -22,8 +22,11 @@ from tqdm import tqdm
 
 from ..config import Settings
 from ..indexing.corpus import index_documents
+from ..llm import LlmService
 from ..paths import var_dir
-from ..retrieval import RetrievalContext, Snippet
+from ..rag.query_enhancement import enabled as enhancing
+from ..rag.query_enhancement import enhance
+from ..retrieval import RetrievalContext, Snippet, retrieve_all
 from ..retrieval.bm25 import bm25_documents
 from ..retrieval.hybrid import rrf
 from ..retrieval.rerank import Reranker
@@ -119,23 +122,48 @@ def _ranked(hits: list[Snippet]) -> list[Snippet]:
     return [replace(x, score=float(len(hits) - i)) for i, x in enumerate(hits)]
 
 
-def retrievers(ctx: RetrievalContext, reranker: Reranker | None = None) -> dict[str, Callable[[str], dict[str, float]]]:
+def _enhanced(ctx: RetrievalContext, mode: str, llm: LlmService) -> Callable[[str], list[Snippet]]:
+    """A mode with query enhancement, as the RAG pipeline runs it, ``DEPTH`` deep."""
+    s = ctx.settings.replace(
+        retrieval_method=mode, rrf_top_k=DEPTH, solr_top_k=DEPTH, max_files=DEPTH, rag_solr_field="exactContent"
+    )
+    deep = replace(ctx, settings=s)
+
+    def run(query: str) -> list[Snippet]:
+        enhanced = enhance(llm, s, deep, query, [query])
+        searched = replace(deep, restrict=enhanced.restrict, dense=enhanced.dense)
+        return retrieve_all(searched, enhanced.queries, query, min_votes=s.query_multi_query_min_votes).snippets
+
+    return run
+
+
+def retrievers(
+    ctx: RetrievalContext, reranker: Reranker | None = None, llm: LlmService | None = None
+) -> dict[str, Callable[[str], dict[str, float]]]:
     deep = RetrievalContext(ctx.main, ctx.vectors, ctx.settings.replace(rrf_top_k=DEPTH, solr_top_k=DEPTH), ctx.access)
     found: dict[str, Callable[[str], list[Snippet]]] = {
         "bm25": lambda q: bm25_documents(ctx, q, DEPTH),
         "vector": lambda q: vector_chunks(ctx, q, DEPTH),
         "rrf": lambda q: rrf(deep, q),
     }
+    if llm is not None and enhancing(ctx.settings):
+        found = {mode: _enhanced(ctx, mode, llm) for mode in found}
     if reranker is None:
         return {mode: lambda q, f=f: _by_parent(f(q)) for mode, f in found.items()}
     return {mode: lambda q, f=f: _by_parent(_ranked(reranker.rerank(q, f(q)).snippets)) for mode, f in found.items()}
 
 
 def evaluate(
-    solr: SolrClient, settings: Settings, beir: Beir, modes: list[str], reranker: Reranker | None = None
+    solr: SolrClient,
+    settings: Settings,
+    beir: Beir,
+    modes: list[str],
+    reranker: Reranker | None = None,
+    llm: LlmService | None = None,
 ) -> dict[str, dict[str, float]]:
+    """Each mode over the test queries; with ``llm``, query enhancement (``query.*``) as in RAG."""
     ctx = RetrievalContext.of(solr, settings, UserAccess.anonymous())
-    available = retrievers(ctx, reranker)
+    available = retrievers(ctx, reranker, llm)
     results: dict[str, dict[str, float]] = {}
     for mode in modes:
         run: dict[str, dict[str, float]] = {}

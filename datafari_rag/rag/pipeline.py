@@ -37,6 +37,8 @@ from .hygiene import clean_history, clean_query, clean_snippet
 from .mcp_tools import ExternalTools
 from .packing import Item, PromptTooLarge
 from .prompts import PromptContext, snippet_text
+from .query_enhancement import enabled as enhancing
+from .query_enhancement import enhance
 from .rewriting import rewriting_enabled, search_queries
 from .strategies import FinalCall, mapreduce, refine
 from .topic_guard import TopicGuard
@@ -126,6 +128,16 @@ class Pipeline:
             queries = search_queries(self.llm, s, request.query, request.history, usage)
             for rewritten in (q for q in queries if q != request.query):  # for the store; streams do not show it
                 yield Event("query.rewritten", {"query": rewritten})
+            question = request.question or request.query
+            votes, unfiltered = 1, None  # unfiltered: the search without self-querying's filters
+            if enhancing(s) and request.doc_id is None:
+                enhanced = enhance(self.llm, s, retrieval, question, queries, usage)
+                yield Event("phase", {"name": "rag:query enhancement", **enhanced.notes})
+                restrict = retrieval.restrict.narrowed(enhanced.restrict)
+                if enhanced.restrict.values or enhanced.restrict.ranges:
+                    unfiltered = replace(retrieval, dense={}), queries
+                retrieval = replace(retrieval, restrict=restrict, dense=enhanced.dense)
+                queries, votes = enhanced.queries, s.query_multi_query_min_votes
             yield Event("phase", {"name": "rag:retrieval"})
             if request.doc_id is not None:
                 found = retrieve_document(retrieval, request.doc_id, queries[0])
@@ -133,8 +145,10 @@ class Pipeline:
                     reason = f"No readable document with id {request.doc_id!r}."
                     raise DatafariError("ragFileNotFound", reason, lang=request.lang)
             else:
-                question = request.question or request.query
-                result = retrieve_all(retrieval, queries, question, self.reranker, usage)
+                result = retrieve_all(retrieval, queries, question, self.reranker, usage, votes)
+                if not result.snippets and unfiltered is not None:
+                    # self-querying's filters found nothing: its guess was wrong, search as asked
+                    result = retrieve_all(*unfiltered, question, self.reranker, usage)
                 found = result.snippets
                 if result.cache_hits is not None:
                     yield Event("phase", {"name": "rag:cache", "hits": result.cache_hits, "of": len(queries)})

@@ -47,7 +47,7 @@ _SMALL_TALK = re.compile(
     r"[\s!.,?]*$",
     re.I,
 )
-_JSON_OBJECT = re.compile(r"\{.*\}", re.S)
+JSON_OBJECT = re.compile(r"\{.*\}", re.S)
 
 
 def is_small_talk(message: str) -> bool:
@@ -78,7 +78,7 @@ def sub_queries(
         reply = llm.generate(prompt.messages(), usage)
     except LlmError:
         return None
-    found = _JSON_OBJECT.search(reply)  # models often wrap their JSON in prose or a code fence
+    found = JSON_OBJECT.search(reply)  # models often wrap their JSON in prose or a code fence
     try:
         queries = json.loads(found.group(0))["queries"] if found else None
     except (ValueError, KeyError, TypeError):

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
@@ -41,6 +42,10 @@ class RetrievalContext:
     access: UserAccess
     restrict: SourceFilter = NO_FILTER  # Datafari 7.0's ``filters``: sources only among these
     cache: SemanticCache | None = None  # cache.enabled: results of close queries in the same scope
+    dense: Mapping[str, str] = field(default_factory=dict)  # HyDE: query -> the text kNN embeds instead
+
+    def knn_text(self, query: str) -> str:
+        return self.dense.get(query, query)
 
     @classmethod
     def of(cls, solr: SolrClient, settings: Settings, access: UserAccess) -> RetrievalContext:

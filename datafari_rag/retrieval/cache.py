@@ -34,6 +34,12 @@ RETRIEVAL_SETTINGS = (
     "solr_top_k",
     "rrf_top_k",
     "rrf_rank_constant",
+    "hybrid_fusion",
+    "rrf_weight_bm25",
+    "rrf_weight_vector",
+    "rrf_weight_bm25_fr",
+    "rrf_weight_vector_fr",
+    "query_hyde",
     "rag_operator",
     "rag_solr_field",
     "rag_hl_fragsize",
@@ -52,7 +58,8 @@ def access_key(access: UserAccess) -> str:
 def scope(ctx: RetrievalContext) -> Hashable:
     """Which results may be shared: same access, same retrieval settings, same source filters."""
     settings = tuple(getattr(ctx.settings, name) for name in RETRIEVAL_SETTINGS)
-    return access_key(ctx.access), settings, tuple(sorted(ctx.restrict.values.items()))
+    restrict = tuple(sorted(ctx.restrict.values.items())), tuple(sorted(ctx.restrict.ranges.items()))
+    return access_key(ctx.access), settings, restrict
 
 
 @dataclass

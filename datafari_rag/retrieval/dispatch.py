@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
@@ -38,12 +39,14 @@ def retrieve_all(
     question: str | None = None,
     reranker: Reranker | None = None,
     usage: Usage | None = None,
+    min_votes: int = 1,
 ) -> Found:
     """Several queries (sub-queries): each retrieved (through the semantic cache when it is on),
     the lists fused by reciprocal rank, each passage once, as many as one query would bring
     (``chunking.maxFiles`` documents for bm25, ``solr.topK`` chunks otherwise). With a
     ``reranker``, retrieval goes ``rerank.topN`` deep and the passages are reranked against
-    ``question`` (default: the first query) before that cut."""
+    ``question`` (default: the first query) before that cut. With ``min_votes`` > 1 (multi-query's
+    score filter), a passage must be in that many of the lists, unless none is."""
     keep = kept_count(ctx.settings)
     if reranker is not None:
         ctx = replace(ctx, settings=deeper(ctx.settings, reranker))
@@ -62,6 +65,9 @@ def retrieve_all(
         by_key = {(x.id, x.content): x for ranking in rankings for x in ranking}
         keys = [[(x.id, x.content) for x in r] for r in rankings]
         fused = reciprocal_rank_fusion(keys, ctx.settings.rrf_rank_constant)
+        if min_votes > 1:
+            votes = Counter(key for ranking in keys for key in set(ranking))
+            fused = [item for item in fused if votes[item[0]] >= min_votes] or fused
         snippets = [replace(by_key[key], score=score) for key, score in fused[: kept_count(ctx.settings)]]
     if reranker is None:
         return Found(snippets[:keep], hits)

@@ -10,6 +10,7 @@ narrows what the user may read: the ACL filters stay.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 # field a client names -> (its FileShare name, its VectorMain name)
@@ -22,15 +23,18 @@ FIELDS = {
     "author": ("author", "author"),
     "type_category": ("type_category", "type_category"),
 }
+DATE_FIELDS = ("last_modified",)  # date fields a range may restrict (same name on both sides)
 SEPARATOR = "\u001f"  # never in a value: values with control characters are refused
 MAX_VALUES = 1000
 
 
 @dataclass(frozen=True)
 class SourceFilter:
-    """Field -> the values a source must hold one of (an empty filter restricts nothing)."""
+    """Field -> the values a source must hold one of (an empty filter restricts nothing), and
+    date field -> (from, to), each a datetime or None (open)."""
 
     values: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    ranges: dict[str, tuple[datetime | None, datetime | None]] = field(default_factory=dict)
 
     def main_params(self) -> list[tuple[str, Any]]:
         return self._params(0)
@@ -38,15 +42,37 @@ class SourceFilter:
     def vector_params(self) -> list[tuple[str, Any]]:
         return self._params(1)
 
+    def narrowed(self, other: SourceFilter) -> SourceFilter:
+        """Sources that pass both filters (a field in both keeps the values common to both)."""
+        values = dict(self.values)
+        for name, more in other.values.items():
+            values[name] = tuple(v for v in values[name] if v in more) if name in values else more
+        return SourceFilter(values, {**self.ranges, **other.ranges})
+
     def _params(self, side: int) -> list[tuple[str, Any]]:
         params: list[tuple[str, Any]] = []
         for i, (name, values) in enumerate(sorted(self.values.items())):
+            if not values:  # nothing can match (two filters with no value in common)
+                params.append(("fq", "-*:*"))
+                continue
             solr_field = FIELDS[name][side]
             params += [
                 ("fq", f"{{!terms f={solr_field} separator=$filter_sep v=$filter_{i}}}"),
                 (f"filter_{i}", SEPARATOR.join(values)),
             ]
-        return [*params, ("filter_sep", SEPARATOR)] if params else []
+        for name, (low, high) in sorted(self.ranges.items()):
+            assert name in DATE_FIELDS
+            params.append(("fq", f"{name}:[{_solr_date(low)} TO {_solr_date(high)}]"))
+        return [*params, ("filter_sep", SEPARATOR)] if self.values else params
+
+
+def _solr_date(moment: datetime | None) -> str:
+    """A datetime in Solr's syntax (UTC, second precision), or * for an open end: built from the
+    datetime, never from text."""
+    if moment is None:
+        return "*"
+    utc = moment.astimezone(UTC) if moment.tzinfo else moment
+    return utc.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 NO_FILTER = SourceFilter()
@@ -69,3 +95,18 @@ def source_filter(value: Any) -> SourceFilter:
             raise ValueError(f"'filters.{name}' values must be non-empty printable strings")
         checked[name] = tuple(dict.fromkeys(values))
     return SourceFilter(checked)
+
+
+def known_values(
+    main: Any, access: Any, fields: list[str], restrict: SourceFilter, limit: int = 25
+) -> dict[str, list[str]]:
+    """The most frequent values of ``fields`` among the documents ``access`` may read (a facet
+    request on FileShare, with the user's filter: a value is information too)."""
+    terms = [f for f in fields if f in FIELDS and f != "id"]
+    if not terms:
+        return {}
+    params: list[tuple[str, Any]] = [("q", "*:*"), ("defType", "lucene"), ("rows", 0), ("facet", "true")]
+    params += [("facet.limit", limit), ("facet.mincount", 1), *restrict.main_params()]
+    params += [("facet.field", FIELDS[f][0]) for f in terms]
+    counts = main.search("select", params, access).get("facet_counts", {}).get("facet_fields", {})
+    return {f: [str(v) for v in counts.get(FIELDS[f][0], [])[::2]] for f in terms}

@@ -79,7 +79,7 @@ def _dense(ctx: RetrievalContext, query: str, depth: int) -> list[dict[str, Any]
     if not query.strip():
         return []
     s = ctx.settings
-    knn = [("queryrag", query), ("model", s.query_model), ("vectorField", s.vector_field)]
+    knn = [("queryrag", ctx.knn_text(query)), ("model", s.query_model), ("vectorField", s.vector_field)]
     knn += [("fl", FIELDS), ("topK", depth), ("rows", depth), *ctx.restrict.vector_params()]
     return ctx.vectors.search("vector", knn, ctx.access)["response"]["docs"]
 

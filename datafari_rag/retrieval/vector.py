@@ -42,7 +42,7 @@ def vector_chunks(
         return []
     s = ctx.settings
     params: list[tuple[str, Any]] = [
-        ("queryrag", query),
+        ("queryrag", ctx.knn_text(query)),
         ("model", s.query_model),
         ("vectorField", s.vector_field),
         ("fl", FIELDS),

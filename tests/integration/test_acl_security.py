@@ -108,11 +108,12 @@ def test_no_leak_in_random_trials(acl_world: tuple[Settings, Corpus, Path], fake
     assert exposed_some > 50  # the trials did reach the LLM with readable documents
 
 
-def test_no_leak_with_reranking_and_context_assembly_on(
+def test_no_leak_with_query_enhancement_reranking_and_context_assembly_on(
     acl_world: tuple[Settings, Corpus, Path], fake_llm: FakeLlm
 ) -> None:
-    """The quality stages read more of the index (deeper retrieval for the reranker, neighbours
-    from VectorMain): random trials with all of them on leak nothing either."""
+    """The quality stages read more of the index (field values for self-querying, several queries,
+    deeper retrieval for the reranker, neighbours from VectorMain): random trials with all of them
+    on leak nothing either."""
     settings, corpus, folder = acl_world
     quality = settings.replace(
         rerank_enabled=True,
@@ -123,6 +124,9 @@ def test_no_leak_with_reranking_and_context_assembly_on(
         context_segment_max_chars=200,
         context_max_chunks_per_source=1,
         context_max_tokens=300,
+        query_multi_query=2,
+        query_hyde=True,
+        query_self_query_fields="language,extension,source,last_modified",
     )
     clients = {m: create_app(quality.replace(retrieval_method=m)).test_client() for m in ("bm25", "vector", "rrf")}
     rng = random.Random(29)

@@ -12,6 +12,7 @@ from ir_measures import RR, nDCG
 
 from datafari_rag.cli import main as cli
 from datafari_rag.config import Settings
+from datafari_rag.testing.fake_llm import FakeLlm
 from datafari_rag.testing.overlap_cross_encoder import write_overlap_cross_encoder
 from tests.integration.conftest import cli_environment
 
@@ -113,3 +114,19 @@ def test_rerank_is_a_flag_of_eval_retrieval(tmp_path: Path, environment: None, m
     reranked = run_eval(folder, tmp_path, "--modes", "bm25", "--rerank", "onnx")
     assert plain["bm25"]["MRR@10"] == pytest.approx(1.0)
     assert reranked["bm25"]["MRR@10"] == pytest.approx(0.5)  # the decoy first
+
+
+def test_query_enhancement_is_measured_with_set(
+    tmp_path: Path, environment: None, monkeypatch: pytest.MonkeyPatch, fake_llm_server: tuple[FakeLlm, str]
+) -> None:
+    """``--set query.hyde.enabled=true``: each query's kNN searches with the passage the LLM wrote
+    (here the recording fake LLM writes the judged document's sentence, for a question that alone
+    finds another document first)."""
+    fake, url = fake_llm_server
+    fake.reset(lambda prompt: "Vitamin D supplements improve bone density." if "Task: hyde" in prompt else "")
+    monkeypatch.setenv("DATAFARI_RAG_AI_API_ENDPOINT", url)
+    folder = beir_folder(tmp_path / "beir", DOCS, {"q1": ("does coffee protect the liver", "d2")})
+    plain = run_eval(folder, tmp_path, "--modes", "vector")
+    hyde = run_eval(folder, tmp_path, "--modes", "vector", "--set", "query.hyde.enabled=true")
+    assert plain["vector"]["MRR@10"] < 1.0 and hyde["vector"]["MRR@10"] == pytest.approx(1.0)
+    assert sum("Task: hyde" in p for p in fake.prompts()) == 1
