@@ -389,6 +389,21 @@ class Settings:
     query_max_length: int = _key(
         RAG, "rag.query.maxLength", 2000, "Longest accepted query, in characters (longer: ragBadRequest).", minimum=10
     )
+    rag_strategy: str = _key(
+        QUALITY,
+        "rag.strategy",
+        "simple",
+        "How the answer is written: simple (one answer), cot (reasoning steps first, returned apart as "
+        "reasoning_steps), reflect (the draft checked against the sources, then corrected), multihop (the "
+        "LLM may ask for more searches from what was found).",
+        choices=("simple", "cot", "reflect", "multihop"),
+    )
+    reflect_max_rounds: int = _key(
+        QUALITY, "rag.reflect.maxRounds", 1, "reflect: check-and-correct rounds at most.", minimum=1, maximum=3
+    )
+    multihop_max_hops: int = _key(
+        QUALITY, "rag.multihop.maxHops", 2, "multihop: follow-up searches at most.", minimum=1, maximum=4
+    )
     query_multi_query: int = _key(
         QUALITY,
         "query.multiQuery.count",

@@ -136,5 +136,8 @@ def fake_llm_server() -> Iterator[tuple[FakeLlm, str]]:
 
 @pytest.fixture
 def fake_llm(fake_llm_server: tuple[FakeLlm, str]) -> FakeLlm:
+    # a stream of the previous test may still be finishing its bookkeeping (it runs just after the
+    # client read its last byte): counted now, it would be counted in this test
+    fake_llm_server[0].wait_closed()
     fake_llm_server[0].reset()
     return fake_llm_server[0]

@@ -138,6 +138,7 @@ def ai() -> tuple[Response, int]:
             answer = services.pipeline.answer(rag, current_access(), wrap)
         sources = [{**d, "content": d.get("content", "")[:PREVIEW]} for d in answer.documents]
         cited = {"references": answer.references, "usage": answer.usage, "latency_ms": answer.latency_ms}
+        cited |= answer.quality
         return _answer({"message": answer.message, "sources": sources, **cited, **echo})
     except DatafariError as exc:
         log_error(exc)

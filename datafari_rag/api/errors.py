@@ -20,10 +20,12 @@ def ok(
     references: list[dict[str, Any]] | None = None,
     usage: dict[str, Any] | None = None,
     latency_ms: int | None = None,
+    quality: dict[str, Any] | None = None,
 ) -> Response:
     """Datafari's success body: ``status`` OK with ``content`` {message, documents}; an answer from
-    sources adds the sources it cites (``references``), its token ``usage`` and ``latency_ms``."""
-    content: dict[str, Any] = {"message": message, "documents": documents}
+    sources adds the sources it cites (``references``, ``citations``), its token ``usage``,
+    ``latency_ms``, ``confidence`` and ``reasoning_steps``."""
+    content: dict[str, Any] = {"message": message, "documents": documents, **(quality or {})}
     extra = {"references": references, "usage": usage, "latency_ms": latency_ms}
     content.update({k: v for k, v in extra.items() if v is not None})
     return jsonify({"status": "OK", "content": content})

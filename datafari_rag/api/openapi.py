@@ -60,6 +60,15 @@ def _history(text: str) -> dict[str, Any]:
     }
 
 
+# what every answer from sources adds (docs/strategies.md)
+QUALITY_PROPERTIES: dict[str, Any] = {
+    "citations": {"type": "array", "items": {"$ref": "#/components/schemas/Citation"}},
+    "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+    "confidence_basis": {"enum": ["lexical-support", "faithfulness-check", "no-support"]},
+    "reasoning_steps": {"type": "array", "items": {"type": "string"}},
+}
+
+
 def _schemas(max_query: int) -> dict[str, Any]:
     document = {
         "type": "object",
@@ -79,6 +88,7 @@ def _schemas(max_query: int) -> dict[str, Any]:
                     "message": {"type": "string"},
                     "documents": {"type": "array", "items": document},
                     "references": {"type": "array", "items": _ref("Reference")},
+                    **QUALITY_PROPERTIES,
                     "usage": _ref("Usage"),
                     "latency_ms": {"type": "integer", "minimum": 0},
                 },
@@ -165,6 +175,7 @@ def _schemas(max_query: int) -> dict[str, Any]:
                         "sources": {"type": "array", "items": document},
                         "docs": {"type": "array", "items": document},
                         "conversationId": {"type": "string"},
+                        **QUALITY_PROPERTIES,
                         "error": {
                             "type": "object",
                             "properties": {
@@ -258,6 +269,16 @@ def _schemas(max_query: int) -> dict[str, Any]:
                 **{k: {"type": "string"} for k in ("id", "title", "url")},
             },
             "required": ["number", "id", "title", "url"],
+        },
+        "Citation": {
+            "type": "object",
+            "description": "a cited source with the sentence of it closest to the answer and its retrieval score",
+            "properties": {
+                "number": {"type": "integer", "minimum": 1},
+                **{k: {"type": "string"} for k in ("id", "title", "url", "excerpt")},
+                "score": {"type": "number"},
+            },
+            "required": ["number", "id", "title", "url", "excerpt", "score"],
         },
         "Usage": {
             "type": "object",
@@ -438,7 +459,7 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
             },
             f"{prefix}/ai": {
                 "post": {
-                    "summary": "Datafari 7.0's AI API: rag, summarize, search (agentic: not enabled)",
+                    "summary": "Datafari 7.0's AI API: rag, summarize, search, agentic",
                     "requestBody": {"required": True, "content": {JSON: {"schema": _ref("AiRequest")}}},
                     "responses": {
                         code: _json(_ref("AiResponse"), "7.0's ApiResponse")

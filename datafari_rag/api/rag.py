@@ -26,7 +26,7 @@ def accept_language() -> str | None:
 def run_rag(rag: RagRequest, wrap: Wrap | None = None) -> Response:
     with answer_slot():
         answer = get_services().pipeline.answer(rag, current_access(), wrap)
-    return ok(answer.message, answer.documents, answer.references, answer.usage, answer.latency_ms)
+    return ok(answer.message, answer.documents, answer.references, answer.usage, answer.latency_ms, answer.quality)
 
 
 @bp.post("/ai/rag")

@@ -24,7 +24,7 @@ from typing import Any
 from flask import Blueprint, Response, request, stream_with_context
 
 from ..errors import DatafariError
-from ..rag.pipeline import INTERNAL_EVENTS, Event, RagRequest, Wrap
+from ..rag.pipeline import INTERNAL_EVENTS, QUALITY_KEYS, Event, RagRequest, Wrap
 from .ai import parsed
 from .auth import current_access
 from .body import json_object
@@ -107,6 +107,8 @@ STEPS = {
     "rag:cache": "cache",
     "rag:retrieval": "search",
     "rag:rerank": "rerank",
+    "rag:multihop": "multihop",
+    "rag:reflect": "reflect",
     "rag:refine": "generation",
     "rag:map": "generation",
     "rag:merge": "generation",
@@ -137,6 +139,7 @@ def sse(events: Iterator[Event], debug: bool = False) -> Iterator[str]:
                 "usage": event.data["usage"],
                 "references": event.data["references"],
                 "latency_ms": event.data["latency_ms"],
+                **{k: event.data[k] for k in QUALITY_KEYS},
             }
         elif event.type in ("tool.start", "tool.end", "tool.result"):
             payload = {"type": "step", "id": "tool", "name": event.type, "content": event.data}

@@ -12,7 +12,6 @@ sends what retrieval found.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
@@ -23,13 +22,7 @@ from tokenizers import Tokenizer
 
 from ..config import ConfigError, Settings
 from ..retrieval import Snippet
-
-_WORD = re.compile(r"\w+", re.UNICODE)
-_SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
-
-
-def words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
+from .lexical import sentences, words
 
 
 def cosine(a: Counter[str], b: Counter[str]) -> float:
@@ -79,20 +72,20 @@ def best_segment(text: str, query: str, max_chars: int) -> str:
     if len(text) <= max_chars:
         return text
     wanted = set(words(query))
-    sentences = [s for s in _SENTENCE.split(text) if s.strip()]
-    scores = [len(wanted & set(words(s))) for s in sentences]
+    parts = sentences(text)
+    scores = [len(wanted & set(words(s))) for s in parts]
     best, best_span = -1, (0, 0)
     start, total, length = 0, 0, 0
-    for end, sentence in enumerate(sentences):
+    for end, sentence in enumerate(parts):
         total += scores[end]
         length += len(sentence) + 1
         while length > max_chars and start < end:
             total -= scores[start]
-            length -= len(sentences[start]) + 1
+            length -= len(parts[start]) + 1
             start += 1
         if total > best:
             best, best_span = total, (start, end)
-    segment = " ".join(sentences[best_span[0] : best_span[1] + 1])
+    segment = " ".join(parts[best_span[0] : best_span[1] + 1])
     return segment[:max_chars]
 
 

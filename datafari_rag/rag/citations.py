@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .lexical import content_words, sentences
+
 MARKER = "SOURCES_USED"
 _MARKER_LINE = re.compile(r"(?:^|\n)[ \t]*SOURCES_USED", re.I)
 _MARKER_NUMBERS = re.compile(r"^[ \t]*SOURCES_USED[ \t]*:?([^\n]*)", re.I | re.M)
@@ -87,3 +89,23 @@ def references(raw_answer: str, sources: list[dict[str, Any]]) -> list[dict[str,
         for n in cited_numbers(raw_answer)
         if 1 <= n <= len(sources)
     ]
+
+
+EXCERPT = 300  # characters of a citation's excerpt at most
+
+
+def citations(
+    raw_answer: str, sources: list[dict[str, Any]], passages: list[tuple[str, str, float]]
+) -> list[dict[str, Any]]:
+    """The references, each with ``excerpt`` — the sentence of that source's passages sent that
+    shares the most words with the answer — and ``score``, its best passage's retrieval score.
+    ``passages`` are (url, text, score) of everything sent."""
+    wanted = content_words(clean_answer(raw_answer))
+    out: list[dict[str, Any]] = []
+    for ref in references(raw_answer, sources):
+        mine = [(text, score) for url, text, score in passages if url == ref["url"]]
+        candidates = [s for text, _ in mine for s in sentences(text)]
+        best = max(candidates, key=lambda s: len(content_words(s) & wanted), default="")
+        score = max((score for _, score in mine), default=0.0)
+        out.append({**ref, "excerpt": best[:EXCERPT], "score": round(score, 6)})
+    return out

@@ -32,13 +32,15 @@ from ..solr.collection import Collection
 from .agentic import AgentRun
 from .assembly import assemble, token_counter, within_budget
 from .chunking import chunk_snippets
-from .citations import SourcesUsedFilter, clean_answer, references
+from .citations import SourcesUsedFilter, citations, clean_answer, references
+from .confidence import confidence, is_abstention
 from .hygiene import clean_history, clean_query, clean_snippet
 from .mcp_tools import ExternalTools
 from .packing import Item, PromptTooLarge
 from .prompts import PromptContext, snippet_text
 from .query_enhancement import enabled as enhancing
 from .query_enhancement import enhance
+from .reasoning import AnswerAfterReasoning, Check, followup, reflect, split_reasoning
 from .rewriting import rewriting_enabled, search_queries
 from .strategies import FinalCall, mapreduce, refine
 from .topic_guard import TopicGuard
@@ -76,6 +78,10 @@ class RagAnswer:
     references: list[dict[str, Any]] = field(default_factory=list)  # the sources the answer cites
     usage: dict[str, Any] = field(default_factory=dict)  # tokens of every call: rewriting, map/refine, final
     latency_ms: int = 0
+    quality: dict[str, Any] = field(default_factory=dict)  # citations, confidence(_basis), reasoning_steps
+
+
+QUALITY_KEYS = ("citations", "confidence", "confidence_basis", "reasoning_steps")
 
 
 @dataclass(frozen=True)
@@ -111,7 +117,7 @@ class Pipeline:
             raise DatafariError("ragErrorNotEnabled")
         if s.rag_enable_logs:  # opt-in: a question may hold what its user would not have logged
             log.info("RAG request processed: %r", request.query)
-        ctx = self.prompt_context(request)
+        ctx = replace(self.prompt_context(request), reasoning=s.rag_strategy == "cot")
         if not ctx.query:
             raise DatafariError("ragBadRequest", "The query is empty once cleaned.")
         usage = Usage()
@@ -129,6 +135,7 @@ class Pipeline:
             for rewritten in (q for q in queries if q != request.query):  # for the store; streams do not show it
                 yield Event("query.rewritten", {"query": rewritten})
             question = request.question or request.query
+            steps: list[str] = []  # reasoning_steps: multihop's searches, reflect's checks, cot's steps
             votes, unfiltered = 1, None  # unfiltered: the search without self-querying's filters
             if enhancing(s) and request.doc_id is None:
                 enhanced = enhance(self.llm, s, retrieval, question, queries, usage)
@@ -155,6 +162,8 @@ class Pipeline:
                 if self.reranker is not None:
                     skipped = {"skipped": result.rerank_skipped} if result.rerank_skipped else {}
                     yield Event("phase", {"name": "rag:rerank", "backend": s.rerank_backend, **skipped})
+                if s.rag_strategy == "multihop":
+                    found, steps = yield from self._hops(retrieval, question, queries, found, usage)
             snippets = self._assembled(retrieval, found, request.question or request.query)
             sent = sources(snippets)
             yield Event("sources.final", {"items": sent})
@@ -177,14 +186,30 @@ class Pipeline:
             # progress events are only watched when streaming; otherwise no thread to carry them
             final = (yield from _with_progress(run)) if stream else run(_ignore)
             yield Event("phase", {"name": "rag:response generation"})
-            raw = yield from self._final(final, usage, stream)
+            faithfulness = None
+            if s.rag_strategy == "reflect":  # the draft is checked before anything is shown
+                draft = yield from self._final(final, usage, stream=False)
+                yield Event("phase", {"name": "rag:reflect"})
+                raw, checks = reflect(self.llm, ctx, items, draft, s.max_request_size, s.reflect_max_rounds, usage)
+                steps += [_check_step(n, c) for n, c in enumerate(checks, start=1)]
+                faithfulness = checks[-1].faithfulness if checks else None
+                if stream and clean_answer(raw):
+                    yield Event("message.delta", {"text": clean_answer(raw)})
+            else:
+                raw = yield from self._final(final, usage, stream, reasoning=ctx.reasoning)
+            if ctx.reasoning:
+                written, raw = split_reasoning(raw)
+                steps += written
         except SolrError as exc:
             raise DatafariError("ragTechnicalError", "The search failed.", detail=str(exc)) from exc
         except LlmError as exc:
             raise DatafariError("ragTechnicalError", "The language model failed.", detail=str(exc)) from exc
         except PromptTooLarge as exc:
             raise DatafariError("ragTechnicalError", f"Prompt size limit: {exc}") from exc
-        yield _finished(raw, sent, usage, started, request.lang)
+        passages = [(x.url, x.content, x.score) for x in snippets]
+        yield _finished(
+            raw, sent, usage, started, request.lang, Evidence(passages, ctx.abstention, steps, faithfulness)
+        )
 
     def _other_mode(
         self,
@@ -227,11 +252,34 @@ class Pipeline:
             raise DatafariError("ragTechnicalError", "The search failed.", detail=str(exc)) from exc
         except LlmError as exc:
             raise DatafariError("ragTechnicalError", "The language model failed.", detail=str(exc)) from exc
-        yield _finished(raw, sources, usage, started, request.lang)
+        passages = [(d["url"], d.get("content", ""), 0.0) for d in sources]
+        yield _finished(raw, sources, usage, started, request.lang, Evidence(passages, ctx.abstention))
 
-    def _final(self, final: FinalCall, usage: Usage, stream: bool) -> Generator[Event, None, str]:
+    def _hops(
+        self, retrieval: RetrievalContext, question: str, queries: list[str], found: list[Snippet], usage: Usage
+    ) -> Generator[Event, None, tuple[list[Snippet], list[str]]]:
+        """multihop: while the model asks for another search (at most ``rag.multihop.maxHops``),
+        run it and add what it finds that is new. Returns the passages and the searches made."""
+        searches, steps = list(queries), []
+        found = list(found)
+        for hop in range(1, self.settings.multihop_max_hops + 1):
+            query = followup(self.llm, question, [x.content for x in found], searches, usage)
+            if query is None:
+                break
+            yield Event("phase", {"name": "rag:multihop", "hop": hop, "query": query})
+            known = {(x.id, x.content) for x in found}
+            more = retrieve_all(retrieval, [query], query, self.reranker, usage).snippets
+            found += [x for x in more if (x.id, x.content) not in known]
+            searches.append(query)
+            steps.append(f"search: {query}")
+        return found, steps
+
+    def _final(
+        self, final: FinalCall, usage: Usage, stream: bool, reasoning: bool = False
+    ) -> Generator[Event, None, str]:
         """Runs the last call (streamed or not); returns the raw answer. Streamed pieces go out
-        without the SOURCES_USED line: what is shown is what the final text will be."""
+        without the SOURCES_USED line, and with ``reasoning`` (cot) without the steps before the
+        answer: what is shown is what the final text will be."""
         if final.prompt is None:
             return final.fallback
         if not stream:
@@ -239,11 +287,12 @@ class Pipeline:
             return text if clean_answer(text) else final.fallback
         pieces: list[str] = []
         shown = SourcesUsedFilter()
+        answer = AnswerAfterReasoning() if reasoning else None
         for piece in self.llm.stream(final.prompt.messages(), usage):
             pieces.append(piece)
-            if visible := shown.feed(piece):
+            if visible := shown.feed(answer.feed(piece) if answer else piece):
                 yield Event("message.delta", {"text": visible})
-        if visible := shown.finish():
+        if visible := shown.feed(answer.finish()) + shown.finish() if answer else shown.finish():
             yield Event("message.delta", {"text": visible})
         text = "".join(pieces)
         if clean_answer(text):
@@ -278,7 +327,10 @@ class Pipeline:
                 documents = event.data["items"]
             elif event.type == "message.final":
                 data = event.data
-                return RagAnswer(data["text"], documents, data["references"], data["usage"], data["latency_ms"])
+                quality = {k: data[k] for k in QUALITY_KEYS}
+                return RagAnswer(
+                    data["text"], documents, data["references"], data["usage"], data["latency_ms"], quality
+                )
         raise DatafariError("ragNoValidAnswer")
 
     def summarize(self, doc_id: str, lang: str | None, access: UserAccess) -> str:
@@ -309,16 +361,45 @@ class Pipeline:
         return summary.strip()
 
 
-def _finished(raw: str, sources: list[dict[str, Any]], usage: Usage, started: float, lang: str | None) -> Event:
-    """``message.final``: the answer as shown, its usage, the sources it cites, its latency."""
+@dataclass(frozen=True)
+class Evidence:
+    """What an answer is judged on: the passages sent (url, text, score), the abstention sentence
+    asked for, the reasoning steps, and the faithfulness check's verdict (reflect)."""
+
+    passages: list[tuple[str, str, float]]
+    abstention: str
+    steps: list[str] = field(default_factory=list)
+    faithfulness: float | None = None
+
+
+def _finished(
+    raw: str, sources: list[dict[str, Any]], usage: Usage, started: float, lang: str | None, evidence: Evidence
+) -> Event:
+    """``message.final``: the answer as shown, its usage, the sources it cites (``references``, and
+    ``citations`` with excerpt and score), its confidence, reasoning steps and latency."""
     text = clean_answer(raw)
     if not text:
         raise DatafariError("ragNoValidAnswer", "The LLM returned an empty answer.", lang=lang)
     latency_ms = int((time.monotonic() - started) * 1000)
-    cited = references(raw, sources)
-    return Event(
-        "message.final", {"text": text, "usage": usage.as_dict(), "references": cited, "latency_ms": latency_ms}
-    )
+    texts = [p[1] for p in evidence.passages]
+    score, basis = confidence(text, texts, evidence.faithfulness, is_abstention(text, evidence.abstention))
+    data = {
+        "text": text,
+        "usage": usage.as_dict(),
+        "references": references(raw, sources),
+        "citations": citations(raw, sources, evidence.passages),
+        "confidence": score,
+        "confidence_basis": basis,
+        "reasoning_steps": evidence.steps,
+        "latency_ms": latency_ms,
+    }
+    return Event("message.final", data)
+
+
+def _check_step(number: int, check: Check) -> str:
+    unsupported = "; ".join(check.unsupported)
+    verdict = f"check {number}: {check.supported} of {check.statements} statements supported by the sources"
+    return verdict + (f" (not supported: {unsupported})" if unsupported else "")
 
 
 def _cleaned(x: Snippet, accents: bool) -> Snippet:

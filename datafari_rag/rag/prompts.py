@@ -135,6 +135,11 @@ class PromptContext:
     format: str | None = None
     lang: str | None = None
     history: list[dict[str, str]] = field(default_factory=list)
+    reasoning: bool = False  # rag.strategy=cot: the steps first, then the answer
+
+    @property
+    def reasoning_instruction(self) -> str:
+        return render("cot_instruction").strip() + "\n" if self.reasoning else ""
 
     @property
     def format_instruction(self) -> str:
@@ -164,6 +169,7 @@ class PromptContext:
             previous_answer=previous_answer,
             format_instruction=self.format_instruction,
             language_instruction=self.language_instruction,
+            reasoning_instruction=self.reasoning_instruction,
             history=self.history_block() if transcript else "",
             abstention=self.abstention,
             **extra,

@@ -1,0 +1,164 @@
+"""Generation strategies beyond one answer (``rag.strategy``):
+
+- ``cot``: the model writes its reasoning steps, then the answer; the steps are returned apart
+  (``reasoning_steps``) and never shown as the answer, nor streamed;
+- ``reflect``: the draft is checked against the documents (which statements they support), then
+  corrected when some are not, for at most ``rag.reflect.maxRounds`` rounds;
+- ``multihop``: the model reads what was found and may ask for one more search, at most
+  ``rag.multihop.maxHops`` times (see :func:`followup`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from ..llm import LlmError, LlmService, Usage
+from .citations import clean_answer
+from .packing import Item, PromptTooLarge, take_pack
+from .prompts import PromptContext
+from .rewriting import JSON_OBJECT
+
+_ANSWER = re.compile(r"^[ \t*#]*ANSWER[ \t*]*:[ \t*]*", re.I | re.M)
+_REASONING = re.compile(r"^[ \t*#]*REASONING[ \t*]*:?", re.I | re.M)
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
+SHOWN = 300  # characters of each passage the multihop decision reads
+
+
+def split_reasoning(text: str) -> tuple[list[str], str]:
+    """(steps, answer) of a ``REASONING: … ANSWER: …`` reply; a reply without ``ANSWER:`` is all answer."""
+    found = _ANSWER.search(text)
+    if not found:
+        return [], text
+    head = _REASONING.sub("", text[: found.start()], count=1)
+    steps = [_BULLET.sub("", line).strip() for line in head.splitlines()]
+    return [s for s in steps if s], text[found.end() :].strip()
+
+
+class AnswerAfterReasoning:
+    """Streams only what follows the ``ANSWER:`` line: the reasoning is held back. A reply that
+    never writes the marker is given whole at the end."""
+
+    def __init__(self) -> None:
+        self.held = ""
+        self.answering = False
+        self.started = False  # a visible character was given (blank space before it is not)
+
+    def feed(self, piece: str) -> str:
+        if not self.answering:
+            self.held += piece
+            found = _ANSWER.search(self.held)
+            if not found:
+                return ""
+            self.answering = True
+            piece = self.held[found.end() :]
+        if not self.started:
+            piece = piece.lstrip()
+            self.started = bool(piece)
+        return piece
+
+    def finish(self) -> str:
+        return "" if self.answering else self.held
+
+
+@dataclass(frozen=True)
+class Check:
+    """What the faithfulness check found: how many statements, how many the documents support."""
+
+    statements: int
+    supported: int
+    unsupported: list[str] = field(default_factory=list)
+
+    @property
+    def faithfulness(self) -> float:
+        return self.supported / self.statements if self.statements else 1.0
+
+
+def _documents_prompt(ctx: PromptContext, template: str, items: list[Item], limit: int, **extra: object) -> str:
+    """The messages of a prompt holding as many of the documents as fit (the first pack)."""
+    prompt, _ = take_pack(items, lambda s: ctx.prompt(template, snippets=s, **extra), limit)
+    return prompt  # type: ignore[return-value]
+
+
+def check(
+    llm: LlmService, ctx: PromptContext, items: list[Item], answer: str, limit: int, usage: Usage | None
+) -> Check | None:
+    """The LLM's faithfulness check of ``answer`` against the documents (None: no usable verdict)."""
+    try:
+        prompt = _documents_prompt(ctx, "reflect_check", items, limit, previous_answer=clean_answer(answer))
+        reply = llm.generate(prompt.messages(), usage)  # type: ignore[attr-defined]
+    except (LlmError, PromptTooLarge):
+        return None
+    found = JSON_OBJECT.search(reply or "")
+    try:
+        data = json.loads(found.group(0)) if found else None
+        statements, supported = int(data["statements"]), int(data["supported"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    unsupported = [s for s in data.get("unsupported") or [] if isinstance(s, str) and s.strip()]
+    if statements < 0 or not 0 <= supported <= statements:
+        return None
+    return Check(statements, supported, unsupported)
+
+
+def reflect(
+    llm: LlmService,
+    ctx: PromptContext,
+    items: list[Item],
+    draft: str,
+    limit: int,
+    rounds: int,
+    usage: Usage | None,
+) -> tuple[str, list[Check]]:
+    """Draft → check → corrected answer, while statements are unsupported and rounds remain.
+    Returns the answer kept and every check made (the last one judges the answer kept)."""
+    answer, checks = draft, []
+    for _ in range(rounds):
+        verdict = check(llm, ctx, items, answer, limit, usage)
+        if verdict is None:
+            break
+        checks.append(verdict)
+        if not verdict.unsupported and verdict.supported == verdict.statements:
+            break
+        try:
+            prompt = _documents_prompt(
+                ctx,
+                "reflect_correct",
+                items,
+                limit,
+                previous_answer=clean_answer(answer),
+                unsupported=verdict.unsupported,
+            )
+            corrected = llm.generate(prompt.messages(), usage)  # type: ignore[attr-defined]
+        except (LlmError, PromptTooLarge):
+            break
+        if not clean_answer(corrected):
+            break
+        answer = corrected
+        if len(checks) == rounds:  # the corrected answer gets its own verdict
+            final = check(llm, ctx, items, answer, limit, usage)
+            if final is not None:
+                checks.append(final)
+    return answer, checks
+
+
+def followup(
+    llm: LlmService, question: str, passages: list[str], searches: list[str], usage: Usage | None
+) -> str | None:
+    """The next search the model asks for after reading what was found, or None."""
+    shown = [" ".join(p.split())[:SHOWN] for p in passages]
+    prompt = PromptContext(question).prompt("multihop", passages=shown, searches=searches)
+    try:
+        reply = llm.generate(prompt.messages(), usage)
+    except LlmError:
+        return None
+    found = JSON_OBJECT.search(reply or "")
+    try:
+        value = json.loads(found.group(0)).get("followup") if found else None
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(value, str) or not value.strip():
+        return None
+    query = " ".join(value.split())[:500]
+    return None if query.lower() in {s.lower() for s in searches} else query

@@ -1,0 +1,167 @@
+"""Generation strategies on the real Solr, with a recording fake LLM: cot, reflect, multihop, and
+the confidence and citations every answer carries."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+
+from datafari_rag.app import create_app
+from datafari_rag.config import Settings
+from datafari_rag.indexing.indexer import Indexer
+from datafari_rag.indexing.outbox import Outbox
+from datafari_rag.indexing.sample import index_sample
+from datafari_rag.solr import SolrClient
+from datafari_rag.solr.bootstrap import bootstrap
+from datafari_rag.testing.fake_llm import FakeLlm
+from tests.integration.conftest import mapped_users
+
+API = "/Datafari/rest/v2.0"
+HOLIDAYS = "file://share/hr/holidays.txt"
+BONUS = "file://share/board/bonus.txt"
+QUESTION = "How many days of paid annual leave do employees get?"
+
+
+@pytest.fixture(scope="module")
+def strategy_settings(solr: SolrClient, settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    folder = tmp_path_factory.mktemp("strategies")
+    mine = mapped_users(settings, folder, "strategies", {"bea": ["board"], "otto": []})
+    bootstrap(solr, mine)
+    indexer = Indexer.of(solr, mine, Outbox(folder / "o.sqlite"))
+    index_sample(indexer)
+    bonus = {
+        "id": BONUS,
+        "title": "Executive leave bonus",
+        "url": BONUS,
+        "exactContent": "Executives receive a leave bonus of ten extra days, decided by the board.",
+        "allow_token_document": ["board"],
+    }
+    assert [r.status for r in indexer.add([bonus], commit=True)] == ["ok"]
+    return mine.replace(retrieval_method="bm25", max_files=2)
+
+
+@pytest.fixture
+def client_for(strategy_settings: Settings, fake_llm_server: tuple[FakeLlm, str]) -> Callable[..., FlaskClient]:
+    return lambda **o: create_app(strategy_settings.replace(llm_endpoint=fake_llm_server[1], **o)).test_client()
+
+
+def by_task(answer: str, **replies: Any) -> Callable[[str], str]:
+    """Replies per prompt task (a list is used in order, its last item repeating), else ``answer``."""
+    queues = {task: list(r) if isinstance(r, list) else [r] for task, r in replies.items()}
+
+    def reply(prompt: str) -> str:
+        for task, queue in queues.items():
+            if f"Task: {task}" in prompt:
+                return queue.pop(0) if len(queue) > 1 else queue[0]
+        return answer
+
+    return reply
+
+
+def ask(client: FlaskClient, query: str = QUESTION, user: str = "otto") -> dict[str, Any]:
+    response = client.post(f"{API}/ai/rag", json={"query": query}, headers={"X-Remote-User": user})
+    assert response.status_code == 200, response.get_data(as_text=True)
+    body = response.get_json()
+    assert body["status"] == "OK", body
+    return body["content"]
+
+
+def streamed(client: FlaskClient, query: str = QUESTION) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
+    lines = client.post(f"{API}/ai/stream", json={"query": query}, headers={"X-Remote-User": "otto"})
+    events = [json.loads(x) for x in lines.get_data(as_text=True).splitlines()]
+    text = "".join(e["data"]["text"] for e in events if e["type"] == "message.delta")
+    [final] = [e["data"] for e in events if e["type"] == "message.final"]
+    return text, final, [e["data"] for e in events if e["type"] == "phase"]
+
+
+def test_every_answer_carries_confidence_and_citations_with_excerpts(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm
+) -> None:
+    fake_llm.reset(lambda p: "Every employee gets 25 days of paid annual leave per calendar year [1].\nSOURCES_USED: 1")
+    out = ask(client_for())
+    assert out["confidence"] == 1.0 and out["confidence_basis"] == "lexical-support"
+    [citation] = out["citations"]
+    assert citation["url"] == HOLIDAYS and citation["number"] == 1 and citation["score"] > 0
+    assert citation["excerpt"].startswith("Every employee is entitled to 25 days of paid annual leave")
+    assert {k: citation[k] for k in ("number", "id", "title", "url")} == out["references"][0]
+    assert out["reasoning_steps"] == []
+    fake_llm.reset(lambda p: "The moon is made of green cheese [1].")
+    assert ask(client_for())["confidence"] == 0.0  # nothing in the sources says so
+    fake_llm.reset(lambda p: "I could not find the answer in the documents.")
+    abstained = ask(client_for())
+    assert abstained["confidence"] == 0.0 and abstained["confidence_basis"] == "no-support"
+
+
+def test_cot_returns_the_steps_apart_and_never_streams_them(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm
+) -> None:
+    reply = "REASONING:\n- Document 1 gives 25 days.\n- It is per calendar year.\nANSWER:\nEmployees get 25 days [1]."
+    fake_llm.reset(lambda p: reply + "\nSOURCES_USED: 1")
+    client = client_for(rag_strategy="cot")
+    out = ask(client)
+    assert out["message"] == "Employees get 25 days [1]."
+    assert out["reasoning_steps"] == ["Document 1 gives 25 days.", "It is per calendar year."]
+    [messages] = fake_llm.messages()
+    assert "Reason step by step before answering" in messages[0]["content"]
+    text, final, _ = streamed(client)
+    assert text == final["text"] == "Employees get 25 days [1]." and final["reasoning_steps"] == out["reasoning_steps"]
+    fake_llm.reset(lambda p: "Employees get 25 days [1].")  # a model that ignores the format: all answer
+    assert ask(client)["message"] == "Employees get 25 days [1]." and ask(client)["reasoning_steps"] == []
+
+
+def test_reflect_checks_the_draft_and_corrects_it(client_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
+    checks = [
+        json.dumps({"statements": 2, "supported": 1, "unsupported": ["Employees also get a company car."]}),
+        json.dumps({"statements": 1, "supported": 1, "unsupported": []}),
+    ]
+    script = {"faithfulness": checks, "correct": "Employees get 25 days of paid annual leave [1]."}
+    fake_llm.reset(
+        by_task("Employees get 25 days of paid annual leave [1]. Employees also get a company car.", **script)
+    )
+    client = client_for(rag_strategy="reflect")
+    out = ask(client)
+    assert out["message"] == "Employees get 25 days of paid annual leave [1]."
+    assert out["confidence"] == 1.0 and out["confidence_basis"] == "faithfulness-check"
+    assert len(out["reasoning_steps"]) == 2 and "1 of 2 statements" in out["reasoning_steps"][0]
+    prompts = fake_llm.prompts()
+    assert [("Task: faithfulness" in p, "Task: correct" in p) for p in prompts[1:]] == [
+        (True, False),
+        (False, True),
+        (True, False),
+    ]
+    assert "company car" in prompts[2] and "25 days of paid annual leave" in prompts[1]  # the documents are read
+    fake_llm.reset(
+        by_task("Employees get 25 days of paid annual leave [1]. Employees also get a company car.", **script)
+    )
+    text, final, phases = streamed(client)
+    assert text == final["text"] == out["message"]  # the draft is never shown
+    assert "rag:reflect" in [p["name"] for p in phases]
+
+
+def test_a_check_that_fails_keeps_the_draft(client_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
+    fake_llm.reset(by_task("Employees get 25 days [1].", faithfulness="no idea"))
+    out = ask(client_for(rag_strategy="reflect", reflect_max_rounds=3))
+    assert out["message"] == "Employees get 25 days [1]." and out["confidence_basis"] == "lexical-support"
+    assert sum("Task: faithfulness" in p for p in fake_llm.prompts()) == 1  # no verdict: no more rounds
+
+
+def test_multihop_follows_up_with_the_users_access(client_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
+    hops = [json.dumps({"followup": "executive leave bonus board"}), json.dumps({"followup": None})]
+    client = client_for(rag_strategy="multihop", multihop_max_hops=3)
+    fake_llm.reset(by_task("An answer [1].", multihop=hops))
+    bea = ask(client, user="bea")
+    assert BONUS in [d["url"] for d in bea["documents"]] and HOLIDAYS in [d["url"] for d in bea["documents"]]
+    assert bea["reasoning_steps"] == ["search: executive leave bonus board"]
+    assert sum("Task: multihop" in p for p in fake_llm.prompts()) == 2  # the second says enough
+    fake_llm.reset(by_task("An answer [1].", multihop=hops))
+    otto = ask(client, user="otto")
+    assert BONUS not in [d["url"] for d in otto["documents"]]
+    assert not any("ten extra days" in p for p in fake_llm.prompts())
+    always = [json.dumps({"followup": q}) for q in ("remote work", "vpn", "printers", "parking")]
+    fake_llm.reset(by_task("An answer [1].", multihop=always))
+    bounded = ask(client_for(rag_strategy="multihop", multihop_max_hops=2))
+    assert len(bounded["reasoning_steps"]) == 2  # rag.multihop.maxHops
