@@ -19,6 +19,7 @@ from bench.common import RESULTS_ENV
 
 BENCHMARKS = [
     "embedding",
+    "models",
     "solr_overhead",
     "solr_filter",
     "rag_overhead",

@@ -99,10 +99,10 @@ class Settings:
     embeddings_model_name: str = _key(
         EMBED,
         "solr.embeddings.modelName",
-        "all-MiniLM-L6-v2",
-        "The model the embedding service runs (the model store entry's modelName): all-MiniLM-L6-v2, or "
-        "bge-small-en-v1.5 (the local agent serves it from its Maven jar; same 384 dimensions, another vector "
-        "space: a collection holds the vectors of one model).",
+        "bge-small-en-v1.5",
+        "The model the embedding service runs (the model store entry's modelName): bge-small-en-v1.5 (the "
+        "local agent serves it from its Maven jar), or all-MiniLM-L6-v2 (same 384 dimensions, another vector "
+        "space: a collection holds the vectors of one model; changing it means indexing again).",
     )
     embeddings_query_model_name: str = _key(
         EMBED,
@@ -376,6 +376,13 @@ class Settings:
         "user with exactly the same access, settings and index reuses its results.",
     )
     cache_threshold: float = _key(RAG, "cache.threshold", 0.95, "Cache: the cosine similarity a hit needs.")
+    cache_model_name: str = _key(
+        RAG,
+        "cache.modelName",
+        "all-MiniLM-L6-v2",
+        "Cache: the model of the embedding service (solr.embeddings.*) that compares queries; cache.threshold "
+        "is calibrated for all-MiniLM-L6-v2.",
+    )
     cache_ttl: float = _key(RAG, "cache.ttl", 900.0, "Cache: seconds an entry lives.", minimum=1)
     cache_max_entries: int = _key(RAG, "cache.maxEntries", 1000, "Cache: entries kept (oldest out).", minimum=1)
     cache_version_check: float = _key(
@@ -690,6 +697,13 @@ class Settings:
     )
     guard_synonym_threshold: float = _key(
         GUARD, "forbidden.synonymThreshold", 0.6, "synonym: the cosine similarity of a word and the topic that refuses."
+    )
+    guard_model_name: str = _key(
+        GUARD,
+        "forbidden.modelName",
+        "all-MiniLM-L6-v2",
+        "The model of the embedding service (solr.embeddings.*) that compares questions with the topics; the "
+        "thresholds are calibrated for all-MiniLM-L6-v2 (bge-small-en-v1.5 puts unrelated texts at 0.3 to 0.5).",
     )
     guard_check_mode: str = _key(
         GUARD,

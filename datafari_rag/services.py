@@ -46,16 +46,16 @@ def solr_client(settings: Settings) -> SolrClient:
 
 
 def semantic_cache(settings: Settings, embedder: ChunkEmbedder, main: Collection, vectors: Collection) -> SemanticCache:
-    """The process's cache of retrieval results: queries embedded by the same model as the
-    chunks, the collections' versions as its validity."""
+    """The process's cache of retrieval results: queries compared with ``cache.modelName``'s
+    embeddings, the collections' versions as its validity."""
     return SemanticCache(
         settings, lambda query: embedder.embed([query])[0], lambda: (main.version(), vectors.version())
     )
 
 
 def topic_guard(settings: Settings, embedder: ChunkEmbedder, llm: LlmService) -> TopicGuard:
-    """The forbidden-topic guard: topics embedded by the same model as the chunks, its refusals
-    written to ``forbidden.auditFile``."""
+    """The forbidden-topic guard: questions and topics compared with ``forbidden.modelName``'s
+    embeddings, its refusals written to ``forbidden.auditFile``."""
     audit = Path(settings.guard_audit_file) if settings.guard_audit_file else var_dir() / "log" / "guard-audit.jsonl"
     return TopicGuard(settings, embedder.embed, llm, audit)
 
@@ -66,9 +66,15 @@ def build_services(settings: Settings, llm: LlmService | None = None, outbox: Ou
     vectors = Collection(solr, settings.collection_vector)
     if llm is None:
         llm = DatafariLlmService(settings) if settings.rag_template == "datafari" else OpenAiLlmService(settings)
-    embedder = ChunkEmbedder(settings) if settings.cache_enabled or settings.guard_enabled else None
-    cache = semantic_cache(settings, embedder, main, vectors) if embedder and settings.cache_enabled else None
-    guard = topic_guard(settings, embedder, llm) if embedder and settings.guard_enabled else None
+    embedders: dict[str, ChunkEmbedder] = {}  # one client per model, shared by the cache and the guard
+
+    def embedder(model: str) -> ChunkEmbedder:
+        return embedders.setdefault(model, ChunkEmbedder(settings, model))
+
+    cache = (
+        semantic_cache(settings, embedder(settings.cache_model_name), main, vectors) if settings.cache_enabled else None
+    )
+    guard = topic_guard(settings, embedder(settings.guard_model_name), llm) if settings.guard_enabled else None
     external_tools = ExternalTools(settings) if settings.agentic_mcp_servers else None
     reranker = build_reranker(settings, llm)
     if settings.context_max_tokens:

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from datafari_rag.agent.app import create_agent_app
-from datafari_rag.agent.model import SentenceEmbedder
+from datafari_rag.agent.model import MODEL_NAME, SentenceEmbedder
+from datafari_rag.agent.onnx_model import PACKAGED, OnnxEmbedder
 from datafari_rag.config import Settings
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import BootstrapReport, bootstrap
@@ -56,6 +57,14 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 @pytest.fixture(scope="session")
 def embedder() -> SentenceEmbedder:
     return SentenceEmbedder()
+
+
+@pytest.fixture
+def chunk_embedder(settings: Settings, embedder: SentenceEmbedder) -> SentenceEmbedder | OnnxEmbedder:
+    """The model that embeds the test collections' chunks (``solr.embeddings.modelName``), in-process:
+    what a vector stored in Solr must equal."""
+    name = settings.embeddings_model_name
+    return embedder if name == MODEL_NAME else OnnxEmbedder(PACKAGED[name])
 
 
 @pytest.fixture(scope="session")

@@ -78,15 +78,24 @@ def fingerprint(corpus: list[dict[str, Any]]) -> str:
     return digest.hexdigest()
 
 
+def indexed_as(services: Services, corpus: list[dict[str, Any]]) -> str:
+    """The corpus's fingerprint and what decides its vectors: the embedding model and the chunking
+    (collections indexed with another model must not be reused)."""
+    s = services.settings
+    how = [s.embeddings_model_name, s.vector_chunk_size, s.vector_chunk_unit, s.vector_max_overlap, s.vector_splitter]
+    return fingerprint(corpus) + ":" + ",".join(map(str, how))
+
+
 def _marker(services: Services) -> Path:
     return var_dir() / "eval" / f"{services.settings.collection_main}.fingerprint"
 
 
 def index_corpus(services: Services, corpus: list[dict[str, Any]], reindex: bool = False) -> None:
     """Indexes BEIR corpus records (``_id``, ``title``, ``text``) unless the collections already hold
-    exactly them: the same number of documents *and* the fingerprint recorded when they were indexed."""
+    exactly them: the same number of documents *and* the fingerprint recorded when they were indexed
+    (which names the embedding model and the chunking too)."""
     bootstrap(services.solr, services.settings)
-    marker, wanted = _marker(services), fingerprint(corpus)
+    marker, wanted = _marker(services), indexed_as(services, corpus)
     same = marker.is_file() and marker.read_text().strip() == wanted
     if services.main.count() == len(corpus) and same and not reindex:
         return

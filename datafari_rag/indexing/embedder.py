@@ -23,9 +23,10 @@ class EmbeddingError(RuntimeError):
 
 
 class ChunkEmbedder:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, model: str | None = None) -> None:
+        """``model``: another model of the same service (the guard's, the cache's), else the chunks'."""
         params = desired_model(settings)["params"]
-        self.model = params["modelName"]
+        self.model = model or params["modelName"]
         self.batch = settings.vector_embedding_batch
         self.client = openai.OpenAI(
             base_url=params["baseUrl"],

@@ -44,6 +44,7 @@ RETRIEVAL_SETTINGS = (
     "rag_solr_field",
     "rag_hl_fragsize",
     "embeddings_model",
+    "embeddings_model_name",
     "embeddings_query_model_name",
     "vector_field",
 )

@@ -2,6 +2,7 @@
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,3 +36,23 @@ def mapped_users(settings: Settings, folder: Path, prefix: str, users: dict[str,
         trusted_header="X-Remote-User",
         trusted_proxies="127.0.0.1",
     )
+
+
+def board_world(
+    solr: Any, settings: Settings, folder: Path, prefix: str, restricted: dict[str, Any], sample: bool = True
+) -> Settings:
+    """Collections of a test's own holding the sample corpus (unless ``sample`` is false) and one
+    ``restricted`` document only the board may read; users bea (board) and otto (no token)."""
+    from datafari_rag.indexing.indexer import Indexer
+    from datafari_rag.indexing.outbox import Outbox
+    from datafari_rag.indexing.sample import index_sample
+    from datafari_rag.solr.bootstrap import bootstrap
+
+    mine = mapped_users(settings, folder, prefix, {"bea": ["board"], "otto": []})
+    bootstrap(solr, mine)
+    indexer = Indexer.of(solr, mine, Outbox(folder / "o.sqlite"))
+    if sample:
+        index_sample(indexer)
+    doc = {"url": restricted["id"], **restricted, "allow_token_document": ["board"]}
+    assert [r.status for r in indexer.add([doc], commit=True)] == ["ok"]
+    return mine

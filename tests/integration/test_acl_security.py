@@ -94,16 +94,22 @@ def test_a_search_straight_to_solr_as_anonymous_sees_only_public_documents(
     assert {c["parent_doc"] for c in chunks} == public
 
 
+def random_trials(settings: Settings, corpus: Corpus, fake: FakeLlm, seed: int, trials: int) -> tuple[list, int]:
+    """``trials`` random requests in each retrieval mode; (leaks, how many reached the LLM)."""
+    clients = {m: create_app(settings.replace(retrieval_method=m)).test_client() for m in ("bm25", "vector", "rrf")}
+    rng = random.Random(seed)
+    leaks: list[tuple[str, str]] = []
+    exposed_some = 0
+    for _ in range(trials):
+        trial, leaked_ids = one_trial(rng, clients, corpus, fake)
+        leaks += [(trial, d) for d in leaked_ids]
+        exposed_some += bool(fake.prompts())
+    return leaks, exposed_some
+
+
 def test_no_leak_in_random_trials(acl_world: tuple[Settings, Corpus, Path], fake_llm: FakeLlm) -> None:
     settings, corpus, _ = acl_world
-    clients = {m: create_app(settings.replace(retrieval_method=m)).test_client() for m in ("bm25", "vector", "rrf")}
-    rng = random.Random(11)
-    leaks = []
-    exposed_some = 0
-    for _ in range(300):
-        trial, leaked = one_trial(rng, clients, corpus, fake_llm)
-        leaks += [(trial, d) for d in leaked]
-        exposed_some += bool(fake_llm.prompts())
+    leaks, exposed_some = random_trials(settings, corpus, fake_llm, 11, 300)
     assert leaks == [], leaks[:5]
     assert exposed_some > 50  # the trials did reach the LLM with readable documents
 
@@ -128,14 +134,7 @@ def test_no_leak_with_query_enhancement_reranking_and_context_assembly_on(
         query_hyde=True,
         query_self_query_fields="language,extension,source,last_modified",
     )
-    clients = {m: create_app(quality.replace(retrieval_method=m)).test_client() for m in ("bm25", "vector", "rrf")}
-    rng = random.Random(29)
-    leaks: list[tuple[str, str]] = []
-    exposed_some = 0
-    for _ in range(150):
-        trial, found = one_trial(rng, clients, corpus, fake_llm)
-        leaks += [(trial, d) for d in found]
-        exposed_some += bool(fake_llm.prompts())
+    leaks, exposed_some = random_trials(quality, corpus, fake_llm, 29, 150)
     assert leaks == [], leaks[:5]
     assert exposed_some > 25
 

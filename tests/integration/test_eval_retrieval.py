@@ -130,3 +130,19 @@ def test_query_enhancement_is_measured_with_set(
     hyde = run_eval(folder, tmp_path, "--modes", "vector", "--set", "query.hyde.enabled=true")
     assert plain["vector"]["MRR@10"] < 1.0 and hyde["vector"]["MRR@10"] == pytest.approx(1.0)
     assert sum("Task: hyde" in p for p in fake.prompts()) == 1
+
+
+def test_collections_indexed_with_another_model_are_indexed_again(
+    tmp_path: Path, environment: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The marker names the embedding model: switching models re-embeds instead of searching BGE
+    queries against MiniLM vectors."""
+    folder = beir_folder(tmp_path / "beir", DOCS, QUERIES)
+    marker = tmp_path / "var" / "eval" / "evaltest_FileShare.fingerprint"
+    monkeypatch.setenv("DATAFARI_RAG_SOLR_EMBEDDINGS_MODELNAME", "all-MiniLM-L6-v2")
+    minilm = run_eval(folder, tmp_path, "--modes", "vector")
+    assert ":all-MiniLM-L6-v2," in marker.read_text()
+    monkeypatch.setenv("DATAFARI_RAG_SOLR_EMBEDDINGS_MODELNAME", "bge-small-en-v1.5")
+    bge = run_eval(folder, tmp_path, "--modes", "vector")
+    assert ":bge-small-en-v1.5," in marker.read_text()
+    assert minilm["vector"]["nDCG@10"] == pytest.approx(1.0) and bge["vector"]["nDCG@10"] == pytest.approx(1.0)

@@ -12,13 +12,9 @@ from flask.testing import FlaskClient
 
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
-from datafari_rag.indexing.indexer import Indexer
-from datafari_rag.indexing.outbox import Outbox
-from datafari_rag.indexing.sample import index_sample
 from datafari_rag.solr import SolrClient
-from datafari_rag.solr.bootstrap import bootstrap
 from datafari_rag.testing.fake_llm import FakeLlm
-from tests.integration.conftest import mapped_users
+from tests.integration.conftest import board_world
 
 API = "/Datafari/rest/v2.0"
 HOLIDAYS = "file://share/hr/holidays.txt"
@@ -28,19 +24,12 @@ QUESTION = "How many days of paid annual leave do employees get?"
 
 @pytest.fixture(scope="module")
 def strategy_settings(solr: SolrClient, settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    folder = tmp_path_factory.mktemp("strategies")
-    mine = mapped_users(settings, folder, "strategies", {"bea": ["board"], "otto": []})
-    bootstrap(solr, mine)
-    indexer = Indexer.of(solr, mine, Outbox(folder / "o.sqlite"))
-    index_sample(indexer)
     bonus = {
         "id": BONUS,
         "title": "Executive leave bonus",
-        "url": BONUS,
         "exactContent": "Executives receive a leave bonus of ten extra days, decided by the board.",
-        "allow_token_document": ["board"],
     }
-    assert [r.status for r in indexer.add([bonus], commit=True)] == ["ok"]
+    mine = board_world(solr, settings, tmp_path_factory.mktemp("strategies"), "strategies", bonus)
     return mine.replace(retrieval_method="bm25", max_files=2)
 
 

@@ -344,13 +344,13 @@ def test_both_embedding_modes_give_the_same_vectors_and_knn_hits(
     assert float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)) > 0.9999
     hits = solr.get(
         f"{small_chunks.collection_vector}/vector",
-        {"queryrag": "when is the backup power unit checked", "topK": 2, "fl": "parent_doc"},
+        {"queryrag": "when is the emergency generator tested", "topK": 2, "fl": "parent_doc"},
     )
     assert {d["parent_doc"] for d in hits["response"]["docs"]} == {"mode-solr", "mode-sidecar"}
 
 
 def test_chunks_keep_their_own_vectors_when_written_in_parallel(
-    solr: SolrClient, small_chunks: Settings, bootstrapped: BootstrapReport, embedder: SentenceEmbedder, tmp_path: Path
+    solr: SolrClient, small_chunks: Settings, bootstrapped: BootstrapReport, chunk_embedder: Any, tmp_path: Path
 ) -> None:
     """Sidecar mode has several embedding batches in flight and writes each as it comes; solr mode
     writes the chunks in parallel requests: each chunk must still carry its own text's vector."""
@@ -366,7 +366,7 @@ def test_chunks_keep_their_own_vectors_when_written_in_parallel(
     for doc_id in modes:
         chunks = chunks_of(solr, small_chunks, doc_id)
         assert [c["chunk_index"] for c in chunks] == list(range(len(chunks)))
-        expected = embedder.embed([c["embedded_content"] for c in chunks])
+        expected = chunk_embedder.embed([c["embedded_content"] for c in chunks])
         found = np.array([c["vector_384"] for c in chunks])
         cosines = np.sum(found * expected, axis=1) / np.linalg.norm(found, axis=1)
         assert cosines.min() > 0.9999, (doc_id, cosines)

@@ -12,13 +12,10 @@ from flask.testing import FlaskClient
 
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
-from datafari_rag.indexing.indexer import Indexer
-from datafari_rag.indexing.outbox import Outbox
-from datafari_rag.indexing.sample import index_sample, read_corpus
+from datafari_rag.indexing.sample import read_corpus
 from datafari_rag.solr import SolrClient
-from datafari_rag.solr.bootstrap import bootstrap
 from datafari_rag.testing.fake_llm import FakeLlm
-from tests.integration.conftest import mapped_users
+from tests.integration.conftest import board_world
 
 API = "/Datafari/rest/v2.0"
 HOLIDAYS = "file://share/hr/holidays.txt"
@@ -27,20 +24,13 @@ MEMO = "file://share/board/memo.txt"
 
 @pytest.fixture(scope="module")
 def qe_settings(solr: SolrClient, settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    folder = tmp_path_factory.mktemp("enhancement")
-    mine = mapped_users(settings, folder, "enhance", {"bea": ["board"], "otto": []})
-    bootstrap(solr, mine)
-    indexer = Indexer.of(solr, mine, Outbox(folder / "o.sqlite"))
-    index_sample(indexer)
     memo = {
         "id": MEMO,
         "title": "Board memo",
-        "url": MEMO,
         "author": "Zed Secretary",
         "exactContent": "The board memo on leave: executives get extra days of leave.",
-        "allow_token_document": ["board"],
     }
-    assert [r.status for r in indexer.add([memo], commit=True)] == ["ok"]
+    mine = board_world(solr, settings, tmp_path_factory.mktemp("enhancement"), "enhance", memo)
     return mine.replace(retrieval_method="vector", solr_top_k=3)
 
 

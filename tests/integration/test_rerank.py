@@ -14,15 +14,11 @@ from flask.testing import FlaskClient
 
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
-from datafari_rag.indexing.indexer import Indexer
-from datafari_rag.indexing.outbox import Outbox
-from datafari_rag.indexing.sample import index_sample
 from datafari_rag.solr import SolrClient
-from datafari_rag.solr.bootstrap import bootstrap
 from datafari_rag.testing.fake_llm import FakeLlm
 from datafari_rag.testing.overlap_cross_encoder import write_overlap_cross_encoder
 from datafari_rag.testing.servers import serve
-from tests.integration.conftest import mapped_users
+from tests.integration.conftest import board_world
 
 API = "/Datafari/rest/v2.0"
 VAULT = "file://share/secret/vault.txt"
@@ -33,13 +29,10 @@ QUESTION = "How do I reset my password and connect to the VPN from home?"
 @pytest.fixture(scope="module")
 def rerank_settings(solr: SolrClient, settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Settings:
     folder = tmp_path_factory.mktemp("rerank")
-    mine = mapped_users(settings, folder, "rerank", {"bea": ["board"], "otto": []})
-    bootstrap(solr, mine)
-    indexer = Indexer.of(solr, mine, Outbox(folder / "o.sqlite"))
-    index_sample(indexer)
-    vault = {"id": VAULT, "title": "Vault", "url": VAULT, "exactContent": VAULT_TEXT, "allow_token_document": ["board"]}
-    assert [r.status for r in indexer.add([vault], commit=True)] == ["ok"]
-    base = mine.replace(retrieval_method="rrf", solr_top_k=3, rerank_top_n=8)
+    vault = {"id": VAULT, "title": "Vault", "exactContent": VAULT_TEXT}
+    base = board_world(solr, settings, folder, "rerank", vault).replace(
+        retrieval_method="rrf", solr_top_k=3, rerank_top_n=8
+    )
     return base.replace(rerank_onnx_path=str(write_overlap_cross_encoder(folder / "cross-encoder")))
 
 

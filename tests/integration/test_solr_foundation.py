@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from datafari_rag.agent.model import SentenceEmbedder
 from datafari_rag.config import Settings
 from datafari_rag.paths import CONFIGSETS
 from datafari_rag.solr import SolrClient, SolrError, admin
@@ -119,7 +118,7 @@ def test_bootstrap_replaces_a_changed_model(
 
 
 def test_the_update_chain_gives_every_chunk_its_384_dim_vector(
-    solr: SolrClient, settings: Settings, indexed: None, embedder: SentenceEmbedder
+    solr: SolrClient, settings: Settings, indexed: None, chunk_embedder: Any
 ) -> None:
     found = solr.get(
         f"{settings.collection_vector}/select",
@@ -130,7 +129,7 @@ def test_the_update_chain_gives_every_chunk_its_384_dim_vector(
         assert doc["has_vector"] is True
         vector = np.array(doc["vector_384"], dtype=np.float32)
         assert vector.shape == (384,)
-        expected = embedder.embed([doc["embedded_content"]])[0]
+        expected = chunk_embedder.embed([doc["embedded_content"]])[0]
         assert float(np.dot(vector, expected)) > 0.999
 
 

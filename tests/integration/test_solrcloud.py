@@ -16,7 +16,6 @@ from unittest import mock
 import numpy as np
 import pytest
 
-from datafari_rag.agent.model import SentenceEmbedder
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.indexing.corpus import index_documents
@@ -147,7 +146,7 @@ def test_a_parents_chunks_live_on_one_shard_and_follow_an_atomic_update(
 
 
 def test_knn_through_the_sidecar_is_the_global_top_k(
-    cloud: Settings, nodes: list[LocalSolr], embedder: SentenceEmbedder
+    cloud: Settings, nodes: list[LocalSolr], chunk_embedder: Any
 ) -> None:
     query = "how do I renew a forklift licence"
     client = create_app(cloud).test_client()
@@ -157,7 +156,7 @@ def test_knn_through_the_sidecar_is_the_global_top_k(
         f"{cloud.collection_vector}/select", {"q": "*:*", "rows": 1000, "fl": "id,vector_384"}
     )["response"]["docs"]
     vectors = np.array([d["vector_384"] for d in everything])
-    scores = vectors @ np.array(embedder.embed([query])[0])
+    scores = vectors @ np.array(chunk_embedder.embed([query])[0])
     ranked = np.argsort(-scores)
     best = [everything[i]["id"] for i in ranked[:5]]
     assert scores[ranked[4]] - scores[ranked[5]] > 1e-4  # a clear top 5: no tie at its edge
