@@ -107,3 +107,23 @@ def test_a_set_without_unanswerable_questions_says_so_instead_of_nan() -> None:
 @pytest.mark.parametrize("sentence", sorted(ABSTENTIONS.values()))
 def test_every_abstention_sentence_of_the_prompts_is_recognised(sentence: str) -> None:
     assert abstained("OK", None, sentence)
+
+
+def test_confidence_is_reported_for_right_and_wrong_answers_apart() -> None:
+    """Whether the answers' confidence tells right from wrong: its mean on each side."""
+    answerable = Question("a", "Where is Normandy?", ["France"], False, "p1")
+    impossible = Question("b", "Where is Narnia?", [], True, "p1")
+
+    def body(message: str, confidence: float) -> dict:
+        return {"status": "OK", "content": {"message": message, "documents": [], "confidence": confidence}}
+
+    outcomes = [
+        score(answerable, body("In France [1].", 0.9), 0.1),
+        score(answerable, body("In Spain [1].", 0.3), 0.1),
+        score(impossible, body("Narnia is in France [1].", 0.1), 0.1),
+        score(impossible, body(NOT_FOUND, 0.0), 0.1),  # an abstention is neither
+    ]
+    r = report(outcomes)
+    assert r.confidence_right == pytest.approx(0.9) and r.confidence_wrong == pytest.approx(0.2)
+    assert "mean confidence: right answers" in table(r) and "90.0" in table(r)
+    assert "n/a (none)" in table(report([score(answerable, _body("France", ["p"]), 0.1)]))  # no confidence sent

@@ -76,6 +76,7 @@ class Outcome:
     contains: bool = False
     gold_hit: bool | None = None  # the gold paragraph's document was sent to the LLM
     gold_rank: int | None = None  # its place among the sources (1 first), 0 when not sent
+    confidence: float | None = None  # the answer's own confidence (docs/strategies.md)
 
 
 @dataclass
@@ -94,6 +95,8 @@ class Report:
     errors: int
     mean_latency_s: float
     p50_latency_s: float
+    confidence_right: float = float("nan")  # mean confidence of answers holding a gold answer
+    confidence_wrong: float = float("nan")  # … of answers that should have been another or none
     outcomes: list[Outcome] = field(repr=False, default_factory=list)
 
 
@@ -174,6 +177,7 @@ def score(question: Question, body: dict[str, Any], seconds: float) -> Outcome:
         documents=[str(d.get("id")) for d in content.get("documents") or []],
         seconds=seconds,
         abstained=abstained(body.get("status", "ERROR"), label, message),
+        confidence=content.get("confidence") if isinstance(content.get("confidence"), int | float) else None,
     )
     if question.gold_doc_id:
         outcome.gold_hit = question.gold_doc_id in outcome.documents
@@ -215,6 +219,9 @@ def report(outcomes: list[Outcome]) -> Report:
         return statistics.fmean(values) if values else float("nan")
 
     seconds = [o.seconds for o in outcomes]
+    answered = [o for o in outcomes if o.status == "OK" and not o.abstained and o.confidence is not None]
+    right = [o.confidence for o in answered if not o.is_impossible and o.contains]
+    wrong = [o.confidence for o in answered if o.is_impossible or not o.contains]
     return Report(
         questions=len(outcomes),
         answerable=len(answerable),
@@ -230,6 +237,8 @@ def report(outcomes: list[Outcome]) -> Report:
         errors=sum(technical_failure(o) for o in outcomes),
         mean_latency_s=mean(seconds),
         p50_latency_s=statistics.median(seconds) if seconds else float("nan"),
+        confidence_right=mean([c for c in right if c is not None]),
+        confidence_wrong=mean([c for c in wrong if c is not None]),
         outcomes=outcomes,
     )
 
@@ -254,6 +263,8 @@ def table(r: Report) -> str:
             else "gold paragraph sent at all",
             _percent(r.gold_paragraph_hit, "no gold paragraph"),
         ),
+        ("mean confidence: right answers", _percent(r.confidence_right, "none")),
+        ("mean confidence: wrong answers", _percent(r.confidence_wrong, "none")),
         ("technical errors", str(r.errors)),
         ("latency mean / p50 (s)", f"{r.mean_latency_s:.3f} / {r.p50_latency_s:.3f}"),
     ]

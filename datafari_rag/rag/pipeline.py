@@ -135,36 +135,16 @@ class Pipeline:
             for rewritten in (q for q in queries if q != request.query):  # for the store; streams do not show it
                 yield Event("query.rewritten", {"query": rewritten})
             question = request.question or request.query
-            steps: list[str] = []  # reasoning_steps: multihop's searches, reflect's checks, cot's steps
-            votes, unfiltered = 1, None  # unfiltered: the search without self-querying's filters
-            if enhancing(s) and request.doc_id is None:
-                enhanced = enhance(self.llm, s, retrieval, question, queries, usage)
-                yield Event("phase", {"name": "rag:query enhancement", **enhanced.notes})
-                restrict = retrieval.restrict.narrowed(enhanced.restrict)
-                if enhanced.restrict.values or enhanced.restrict.ranges:
-                    unfiltered = replace(retrieval, dense={}), queries
-                retrieval = replace(retrieval, restrict=restrict, dense=enhanced.dense)
-                queries, votes = enhanced.queries, s.query_multi_query_min_votes
-            yield Event("phase", {"name": "rag:retrieval"})
             if request.doc_id is not None:
+                yield Event("phase", {"name": "rag:retrieval"})
                 found = retrieve_document(retrieval, request.doc_id, queries[0])
                 if found is None:
                     reason = f"No readable document with id {request.doc_id!r}."
                     raise DatafariError("ragFileNotFound", reason, lang=request.lang)
+                steps: list[str] = []  # reasoning_steps: multihop's searches, reflect's checks, cot's steps
             else:
-                result = retrieve_all(retrieval, queries, question, self.reranker, usage, votes)
-                if not result.snippets and unfiltered is not None:
-                    # self-querying's filters found nothing: its guess was wrong, search as asked
-                    result = retrieve_all(*unfiltered, question, self.reranker, usage)
-                found = result.snippets
-                if result.cache_hits is not None:
-                    yield Event("phase", {"name": "rag:cache", "hits": result.cache_hits, "of": len(queries)})
-                if self.reranker is not None:
-                    skipped = {"skipped": result.rerank_skipped} if result.rerank_skipped else {}
-                    yield Event("phase", {"name": "rag:rerank", "backend": s.rerank_backend, **skipped})
-                if s.rag_strategy == "multihop":
-                    found, steps = yield from self._hops(retrieval, question, queries, found, usage)
-            snippets = self._assembled(retrieval, found, request.question or request.query)
+                found, steps = yield from self._search(retrieval, question, queries, usage)
+            snippets = self._assembled(retrieval, found, question)
             sent = sources(snippets)
             yield Event("sources.final", {"items": sent})
             numbers = {d["url"]: n for n, d in enumerate(sent, start=1)}  # what the answer cites them by
@@ -186,20 +166,7 @@ class Pipeline:
             # progress events are only watched when streaming; otherwise no thread to carry them
             final = (yield from _with_progress(run)) if stream else run(_ignore)
             yield Event("phase", {"name": "rag:response generation"})
-            faithfulness = None
-            if s.rag_strategy == "reflect":  # the draft is checked before anything is shown
-                draft = yield from self._final(final, usage, stream=False)
-                yield Event("phase", {"name": "rag:reflect"})
-                raw, checks = reflect(self.llm, ctx, items, draft, s.max_request_size, s.reflect_max_rounds, usage)
-                steps += [_check_step(n, c) for n, c in enumerate(checks, start=1)]
-                faithfulness = checks[-1].faithfulness if checks else None
-                if stream and clean_answer(raw):
-                    yield Event("message.delta", {"text": clean_answer(raw)})
-            else:
-                raw = yield from self._final(final, usage, stream, reasoning=ctx.reasoning)
-            if ctx.reasoning:
-                written, raw = split_reasoning(raw)
-                steps += written
+            raw, faithfulness = yield from self._write(final, ctx, items, usage, stream, steps)
         except SolrError as exc:
             raise DatafariError("ragTechnicalError", "The search failed.", detail=str(exc)) from exc
         except LlmError as exc:
@@ -254,6 +221,56 @@ class Pipeline:
             raise DatafariError("ragTechnicalError", "The language model failed.", detail=str(exc)) from exc
         passages = [(d["url"], d.get("content", ""), 0.0) for d in sources]
         yield _finished(raw, sources, usage, started, request.lang, Evidence(passages, ctx.abstention))
+
+    def _search(
+        self, retrieval: RetrievalContext, question: str, queries: list[str], usage: Usage
+    ) -> Generator[Event, None, tuple[list[Snippet], list[str]]]:
+        """Query enhancement, retrieval (with the cache and the reranker), then multihop's
+        follow-ups: the passages found and the searches multihop added."""
+        s = self.settings
+        votes, unfiltered = 1, None  # unfiltered: the search without self-querying's filters
+        if enhancing(s):
+            enhanced = enhance(self.llm, s, retrieval, question, queries, usage)
+            yield Event("phase", {"name": "rag:query enhancement", **enhanced.notes})
+            if enhanced.restrict.values or enhanced.restrict.ranges:
+                unfiltered = retrieval, queries
+            restrict = retrieval.restrict.narrowed(enhanced.restrict)
+            retrieval = replace(retrieval, restrict=restrict, dense=enhanced.dense)
+            queries, votes = enhanced.queries, s.query_multi_query_min_votes
+        yield Event("phase", {"name": "rag:retrieval"})
+        result = retrieve_all(retrieval, queries, question, self.reranker, usage, votes)
+        if not result.snippets and unfiltered is not None:
+            # self-querying's filters found nothing: its guess was wrong, search as asked
+            result = retrieve_all(*unfiltered, question, self.reranker, usage)
+        if result.cache_hits is not None:
+            yield Event("phase", {"name": "rag:cache", "hits": result.cache_hits, "of": len(queries)})
+        if self.reranker is not None:
+            skipped = {"skipped": result.rerank_skipped} if result.rerank_skipped else {}
+            yield Event("phase", {"name": "rag:rerank", "backend": s.rerank_backend, **skipped})
+        if s.rag_strategy == "multihop":
+            return (yield from self._hops(retrieval, question, queries, result.snippets, usage))
+        return result.snippets, []
+
+    def _write(
+        self, final: FinalCall, ctx: PromptContext, items: list[Item], usage: Usage, stream: bool, steps: list[str]
+    ) -> Generator[Event, None, tuple[str, float | None]]:
+        """The last call as ``rag.strategy`` writes it: the raw answer (without cot's steps, which go
+        to ``steps`` with reflect's verdicts) and the faithfulness check's verdict (reflect)."""
+        s = self.settings
+        if s.rag_strategy != "reflect":
+            raw = yield from self._final(final, usage, stream, reasoning=ctx.reasoning)
+            if not ctx.reasoning:
+                return raw, None
+            written, raw = split_reasoning(raw)
+            steps += written
+            return raw, None
+        draft = yield from self._final(final, usage, stream=False)  # checked before anything is shown
+        yield Event("phase", {"name": "rag:reflect"})
+        raw, checks = reflect(self.llm, ctx, items, draft, s.max_request_size, s.reflect_max_rounds, usage)
+        steps += [_check_step(n, c) for n, c in enumerate(checks, start=1)]
+        if stream and clean_answer(raw):
+            yield Event("message.delta", {"text": clean_answer(raw)})
+        return raw, checks[-1].faithfulness if checks else None
 
     def _hops(
         self, retrieval: RetrievalContext, question: str, queries: list[str], found: list[Snippet], usage: Usage
