@@ -18,6 +18,7 @@ from .api.request_id import bp as request_id_bp
 from .api.search import bp as search_bp
 from .api.stream import bp as stream_bp
 from .api.update import bp as update_bp
+from .api.users import bp as users_bp
 from .config import Settings, load_settings
 from .llm import LlmService
 from .services import build_services
@@ -42,6 +43,7 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     app.register_blueprint(search_bp, url_prefix=prefix)
     app.register_blueprint(stream_bp, url_prefix=prefix)
     app.register_blueprint(conversations_bp, url_prefix=prefix)
+    app.register_blueprint(users_bp, url_prefix=prefix)
     # DatafariUI's start-up calls: Datafari's v1.0 API beside the v2.0 one
     app.register_blueprint(datafari_v1_bp, url_prefix=prefix.removesuffix("/v2.0") + "/v1.0")
     app.register_blueprint(update_bp)

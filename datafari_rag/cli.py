@@ -405,6 +405,79 @@ def _gunicorn(app: str, config: str) -> list[str]:
     return [sys.executable, "-m", "gunicorn", "-c", str(CONF / config), app]
 
 
+@main.group("users")
+def users_group() -> None:
+    """Local users (kept in conversations.url's database), for sign-in without an identity provider."""
+
+
+def _user_store() -> Any:
+    from .conversations import StoreHandle, StoreUnavailable
+
+    try:
+        return StoreHandle(_settings()).users()
+    except StoreUnavailable as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _user_call(call: Callable[..., Any], *args: Any) -> Any:
+    from .conversations import StoreUnavailable
+    from .conversations.users import UserError
+
+    try:
+        return call(*args)
+    except (UserError, StoreUnavailable) as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+_PASSWORD = click.option(
+    "--password-stdin", "from_stdin", is_flag=True, help="Read the password from standard input (one line)."
+)
+
+
+def _password(from_stdin: bool) -> str:
+    if from_stdin:
+        return sys.stdin.readline().rstrip("\n")
+    return str(click.prompt("Password", hide_input=True, confirmation_prompt=True))
+
+
+@users_group.command("add")
+@click.argument("username")
+@click.option("--admin", is_flag=True, help="May manage users (…/users).")
+@_PASSWORD
+@_clear_errors
+def users_add_cmd(username: str, admin: bool, from_stdin: bool) -> None:
+    """Create a local user."""
+    user = _user_call(_user_store().create, username, _password(from_stdin), admin)
+    click.echo(f"created {user.username}{' (administrator)' if user.admin else ''}")
+
+
+@users_group.command("passwd")
+@click.argument("username")
+@_PASSWORD
+@_clear_errors
+def users_passwd_cmd(username: str, from_stdin: bool) -> None:
+    """Set a local user's password."""
+    _user_call(_user_store().update, username, _password(from_stdin), None)
+    click.echo(f"password of {username} changed")
+
+
+@users_group.command("delete")
+@click.argument("username")
+@_clear_errors
+def users_delete_cmd(username: str) -> None:
+    """Delete a local user."""
+    _user_call(_user_store().delete, username)
+    click.echo(f"deleted {username}")
+
+
+@users_group.command("list")
+@_clear_errors
+def users_list_cmd() -> None:
+    """The local users (never their passwords)."""
+    for user in _user_call(_user_store().list):
+        click.echo(f"{user.username}\t{'admin' if user.admin else 'user'}\t{user.created_at}")
+
+
 @main.command("agent")
 @click.option("--host", default=None, help="Default: agent.host.")
 @click.option("--port", type=int, default=None, help="Default: agent.port.")

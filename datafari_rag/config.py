@@ -592,6 +592,22 @@ class Settings:
         True,
         "Users with no JWT and no trusted header see only fully public documents; false refuses them.",
     )
+    users_min_password: int = _key(
+        SECURITY,
+        "users.minPasswordLength",
+        12,
+        "Local users (kept in conversations.url's database): the shortest password accepted.",
+        minimum=8,
+        maximum=1024,
+    )
+    users_token_ttl: int = _key(
+        SECURITY,
+        "users.tokenTtl",
+        3600,
+        "Local users: seconds a token from POST …/auth/login is valid (signed with security.jwt.hs256.secret).",
+        minimum=60,
+        maximum=7 * 24 * 3600,
+    )
     jwt_hs256_secret: str = _key(
         SECURITY, "security.jwt.hs256.secret", "", "JWT in 'Authorization: Bearer': the HS256 secret."
     )

@@ -63,6 +63,12 @@ LABELS: dict[str, Label] = {
     "conversationStoreUnavailable": Label(
         503, "Sorry, conversations cannot be reached right now. Please try again later."
     ),
+    # local users
+    "userBadRequest": Label(400, "The user request is not valid."),
+    "userNotFound": Label(404, "Sorry, this user does not exist."),
+    "userExists": Label(409, "Sorry, this username is taken."),
+    "loginFailed": Label(401, "Sorry, the username or the password is wrong."),
+    "loginNotEnabled": Label(422, "Sign-in with a local account is not enabled."),
     # the update endpoint
     "updateBadRequest": Label(400, "The update request is not valid."),
     "updateTechnicalError": Label(500, "The update could not be written to the index."),

@@ -14,7 +14,8 @@ from .context import get_services
 
 bp = Blueprint("auth", __name__)
 
-PUBLIC = frozenset({"health.health", "openapi.openapi"})  # they serve no document and need no identity
+# they serve no document and need no identity (sign-in is how one gets an identity)
+PUBLIC = frozenset({"health.health", "openapi.openapi", "users.login"})
 
 
 @bp.before_app_request

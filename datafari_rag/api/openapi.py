@@ -280,6 +280,43 @@ def _schemas(max_query: int) -> dict[str, Any]:
             },
             "required": ["number", "id", "title", "url", "excerpt", "score"],
         },
+        "Login": {
+            "type": "object",
+            "properties": {"username": {"type": "string"}, "password": {"type": "string"}},
+            "required": ["username", "password"],
+        },
+        "NewUser": {
+            "type": "object",
+            "properties": {
+                "username": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$"},
+                "password": {"type": "string", "minLength": 8, "maxLength": 1024},
+                "admin": {"type": "boolean"},
+            },
+            "required": ["username", "password"],
+            "additionalProperties": False,
+        },
+        "UserChange": {
+            "type": "object",
+            "properties": {
+                "password": {"type": "string", "minLength": 8, "maxLength": 1024},
+                "admin": {"type": "boolean"},
+            },
+            "additionalProperties": False,
+        },
+        "UserAnswer": _ok(
+            {
+                "type": "object",
+                "description": "a token (sign-in), a user, the users, or what was deleted; never a password",
+                "properties": {
+                    "token": {"type": "string"},
+                    "token_type": {"const": "Bearer"},
+                    "expires_in": {"type": "integer"},
+                    "user": {"type": "object"},
+                    "users": {"type": "array", "items": {"type": "object"}},
+                    "deleted": {"type": "string"},
+                },
+            }
+        ),
         "Usage": {
             "type": "object",
             "description": "tokens of every LLM call of the answer (rewriting, map/refine, final)",
@@ -579,6 +616,44 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
                     ("patch", "Rename one of my conversations"),
                     ("put", "Rename one of my conversations"),
                     ("delete", "Delete one of my conversations and its turns"),
+                )
+            },
+            f"{prefix}/auth/login": {
+                "post": {
+                    "summary": "Sign in with a local account: a Bearer token for every other endpoint",
+                    "security": [],
+                    "requestBody": {"required": True, "content": {JSON: {"schema": _ref("Login")}}},
+                    "responses": {"200": _json(_ref("UserAnswer"), "the token"), **_errors(400, 401, 413, 422, 503)},
+                }
+            },
+            f"{prefix}/users": {
+                "get": {
+                    "summary": "Local users (administrators)",
+                    "responses": {"200": _json(_ref("UserAnswer"), "the users"), **_errors(401, 403, 503)},
+                },
+                "post": {
+                    "summary": "Create a local user (administrators)",
+                    "requestBody": {"required": True, "content": {JSON: {"schema": _ref("NewUser")}}},
+                    "responses": {
+                        "201": _json(_ref("UserAnswer"), "the user"),
+                        **_errors(400, 401, 403, 409, 413, 503),
+                    },
+                },
+            },
+            f"{prefix}/users/{{username}}": {
+                verb: {
+                    "summary": summary,
+                    "parameters": [{"name": "username", "in": "path", "required": True, "schema": {"type": "string"}}],
+                    **(
+                        {"requestBody": {"required": True, "content": {JSON: {"schema": _ref("UserChange")}}}}
+                        if verb == "put"
+                        else {}
+                    ),
+                    "responses": {"200": _json(_ref("UserAnswer"), "done"), **_errors(400, 401, 403, 404, 413, 503)},
+                }
+                for verb, summary in (
+                    ("put", "Change a local user's password or role (administrators)"),
+                    ("delete", "Delete a local user (administrators)"),
                 )
             },
             "/update": update,

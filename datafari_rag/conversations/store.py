@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, func, select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
@@ -30,6 +30,10 @@ TITLE_MAX = 200
 # SQLite has no row locks: two turns of one conversation written at once may pick the same place,
 # the later one is refused by the unique (conversation, position) and tries the next place.
 _APPEND_TRIES = 10
+
+
+if TYPE_CHECKING:
+    from .users import UserStore
 
 
 class ConversationNotFound(LookupError):
@@ -298,6 +302,15 @@ class StoreHandle:
         self._store: ConversationStore | None = None
         self._failed: tuple[float, StoreUnavailable] | None = None
         self._lock = threading.Lock()
+        self._users: UserStore | None = None
+
+    def users(self) -> UserStore:
+        """The local users, in the same database."""
+        from .users import UserStore
+
+        if self._users is None:
+            self._users = UserStore(self.get().engine, self.settings.users_min_password)
+        return self._users
 
     def get(self) -> ConversationStore:
         with self._lock:

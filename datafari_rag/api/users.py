@@ -1,0 +1,121 @@
+"""Local users over REST: sign-in, and the accounts an administrator manages.
+
+- ``POST …/auth/login`` {username, password} → a signed token (HS256 with
+  ``security.jwt.hs256.secret``, ``users.tokenTtl`` seconds) that the sidecar's JWT identity
+  accepts like any other: ``Authorization: Bearer <token>``. A wrong password and an unknown user
+  get the same answer.
+- ``GET|POST …/users``, ``PUT|DELETE …/users/<username>``: administrators only (a local user with
+  ``admin``); a password hash is never returned.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import jwt
+from flask import Blueprint, Response, jsonify
+
+from ..conversations import StoreUnavailable
+from ..conversations.users import User, UserError, UserStore
+from ..errors import DatafariError
+from .auth import current_access
+from .body import json_object
+from .context import get_services
+
+bp = Blueprint("users", __name__)
+
+
+def _ok(content: dict[str, Any], status: int = 200) -> tuple[Response, int]:
+    return jsonify({"status": "OK", "content": content}), status
+
+
+def _run(call: Any, *args: Any, **kwargs: Any) -> Any:
+    try:
+        return call(*args, **kwargs)
+    except UserError as exc:
+        raise DatafariError(exc.label, str(exc)) from None
+    except StoreUnavailable as exc:
+        raise DatafariError("conversationStoreUnavailable", detail=str(exc)) from exc
+
+
+def _users() -> UserStore:
+    return _run(get_services().conversations.users)
+
+
+def _admin() -> UserStore:
+    """The store, for an administrator: a local user with ``admin``, or a username of
+    ``security.admins`` (whatever identity provider signed it in); anyone else is refused."""
+    username = current_access().username
+    if username is None:
+        raise DatafariError("authenticationFailed", "Managing users needs a signed-in administrator.")
+    store = _users()
+    admins = {a.strip() for a in get_services().settings.admins.split(",") if a.strip()}
+    if username in admins:
+        return store
+    user = _run(store.get, username)
+    if user is None or not user.admin:
+        raise DatafariError("accessForbidden", "Managing users is for administrators.")
+    return store
+
+
+def token_for(user: User) -> tuple[str, int]:
+    s = get_services().settings
+    if not s.jwt_hs256_secret:
+        raise DatafariError("loginNotEnabled", "Local sign-in needs security.jwt.hs256.secret.")
+    now = int(time.time())
+    claims: dict[str, Any] = {s.jwt_username_claim: user.username, "iat": now, "exp": now + s.users_token_ttl}
+    claims |= {"sub": user.username, "admin": user.admin}
+    if s.jwt_issuer:
+        claims["iss"] = s.jwt_issuer
+    if s.jwt_audience:
+        claims["aud"] = s.jwt_audience
+    return jwt.encode(claims, s.jwt_hs256_secret, algorithm="HS256"), s.users_token_ttl
+
+
+@bp.post("/auth/login")
+def login() -> tuple[Response, int]:
+    body = json_object("userBadRequest")
+    if not get_services().settings.jwt_hs256_secret:
+        raise DatafariError("loginNotEnabled", "Local sign-in needs security.jwt.hs256.secret.")
+    user = _run(_users().verify, body.get("username"), body.get("password"))
+    if user is None:
+        raise DatafariError("loginFailed")
+    token, ttl = token_for(user)
+    return _ok({"token": token, "token_type": "Bearer", "expires_in": ttl, "user": user.as_dict()})
+
+
+@bp.get("/users")
+def list_users() -> tuple[Response, int]:
+    return _ok({"users": [u.as_dict() for u in _run(_admin().list)]})
+
+
+@bp.post("/users")
+def create_user() -> tuple[Response, int]:
+    store = _admin()
+    body = json_object("userBadRequest")
+    unknown = sorted(set(body) - {"username", "password", "admin"})
+    if unknown:
+        raise DatafariError("userBadRequest", f"Unknown field(s): {', '.join(unknown)}.")
+    admin = body.get("admin", False)
+    if not isinstance(admin, bool):
+        raise DatafariError("userBadRequest", "'admin' is true or false.")
+    user = _run(store.create, body.get("username"), body.get("password"), admin)
+    return _ok({"user": user.as_dict()}, 201)
+
+
+@bp.put("/users/<username>")
+def update_user(username: str) -> tuple[Response, int]:
+    store = _admin()
+    body = json_object("userBadRequest")
+    unknown = sorted(set(body) - {"password", "admin"})
+    if unknown:
+        raise DatafariError("userBadRequest", f"Unknown field(s): {', '.join(unknown)}.")
+    user = _run(store.update, username, body.get("password"), body.get("admin"))
+    return _ok({"user": user.as_dict()})
+
+
+@bp.delete("/users/<username>")
+def delete_user(username: str) -> tuple[Response, int]:
+    _run(_admin().delete, username)
+    return _ok({"deleted": username})

@@ -1,0 +1,166 @@
+"""Local users over REST on the real Solr: sign-in gives a token the ACL path accepts like any
+identity, administrators alone manage accounts, and nothing ever shows a password or its hash."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+
+from datafari_rag.app import create_app
+from datafari_rag.config import Settings
+from datafari_rag.conversations import StoreHandle
+from datafari_rag.solr import SolrClient
+from datafari_rag.testing.fake_llm import FakeLlm
+from tests.integration.conftest import board_world
+
+API = "/Datafari/rest/v2.0"
+MEMO = "file://share/board/pay.txt"
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture(scope="module")
+def users_settings(solr: SolrClient, settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    folder = tmp_path_factory.mktemp("users")
+    memo = {"id": MEMO, "title": "Board pay memo", "exactContent": "The board pay memo: salaries rise by 3 percent."}
+    mine = board_world(solr, settings, folder, "users", memo, sample=False)
+    mine = mine.replace(
+        jwt_hs256_secret="a test secret of at least thirty-two bytes!",
+        conversations_url=f"sqlite:///{folder / 'store.db'}",
+        retrieval_method="bm25",
+    )
+    users = StoreHandle(mine).users()
+    users.create("bea", PASSWORD)  # the mapping file gives bea the board's token
+    users.create("otto", PASSWORD)
+    users.create("root", PASSWORD, admin=True)
+    return mine
+
+
+@pytest.fixture
+def client(users_settings: Settings, fake_llm_server: tuple[FakeLlm, str]) -> FlaskClient:
+    return create_app(users_settings.replace(llm_endpoint=fake_llm_server[1])).test_client()
+
+
+def login(client: FlaskClient, username: Any, password: Any) -> tuple[int, dict[str, Any]]:
+    response = client.post(f"{API}/auth/login", json={"username": username, "password": password})
+    return response.status_code, response.get_json()
+
+
+def bearer(client: FlaskClient, username: str) -> dict[str, str]:
+    status, body = login(client, username, PASSWORD)
+    assert status == 200, body
+    return {"Authorization": f"Bearer {body['content']['token']}"}
+
+
+def test_a_local_user_signs_in_and_reads_what_their_tokens_allow(client: FlaskClient, fake_llm: FakeLlm) -> None:
+    status, body = login(client, "bea", PASSWORD)
+    assert status == 200 and body["content"]["token_type"] == "Bearer" and body["content"]["expires_in"] == 3600
+    assert body["content"]["user"]["username"] == "bea" and body["content"]["user"]["admin"] is False
+    for user, sees in (("bea", True), ("otto", False)):
+        answer = client.post(f"{API}/ai/rag", json={"query": "board pay memo salaries"}, headers=bearer(client, user))
+        urls = [d["url"] for d in answer.get_json()["content"]["documents"]]
+        assert (MEMO in urls) is sees, (user, answer.get_json())
+
+
+@pytest.mark.parametrize(
+    ("username", "password"),
+    [("bea", "wrong password!!"), ("nobody", PASSWORD), ("", ""), (None, None), (["bea"], {"p": 1})],
+)
+def test_a_wrong_password_and_an_unknown_user_get_the_same_answer(
+    client: FlaskClient, username: Any, password: Any
+) -> None:
+    status, body = login(client, username, password)
+    assert status == 401 and body["status"] == "ERROR"
+    assert body["content"]["error"]["label"] == "loginFailed" and "token" not in str(body)
+
+
+def test_sign_in_needs_a_signing_secret(users_settings: Settings) -> None:
+    client = create_app(users_settings.replace(jwt_hs256_secret="")).test_client()
+    status, body = login(client, "bea", PASSWORD)
+    assert status == 422 and body["content"]["error"]["label"] == "loginNotEnabled"
+
+
+def test_administrators_alone_manage_users(client: FlaskClient) -> None:
+    root, otto = bearer(client, "root"), bearer(client, "otto")
+    assert client.get(f"{API}/users").status_code == 401  # anonymous
+    assert client.get(f"{API}/users", headers=otto).status_code == 403
+    assert client.post(f"{API}/users", json={"username": "eve", "password": PASSWORD}, headers=otto).status_code == 403
+    created = client.post(f"{API}/users", json={"username": "carl", "password": PASSWORD}, headers=root)
+    assert created.status_code == 201 and created.get_json()["content"]["user"]["username"] == "carl"
+    listed = client.get(f"{API}/users", headers=root).get_json()["content"]["users"]
+    assert {u["username"] for u in listed} >= {"bea", "otto", "root", "carl"}
+    assert set(listed[0]) == {"username", "admin", "created_at", "updated_at"}
+    promoted = client.put(f"{API}/users/carl", json={"admin": True}, headers=root)
+    assert promoted.get_json()["content"]["user"]["admin"] is True
+    assert client.get(f"{API}/users", headers=bearer(client, "carl")).status_code == 200
+    assert client.delete(f"{API}/users/carl", headers=root).get_json()["content"] == {"deleted": "carl"}
+    assert login(client, "carl", PASSWORD)[0] == 401
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status", "label"),
+    [
+        ("post", "/users", {"username": "bad name", "password": PASSWORD}, 400, "userBadRequest"),
+        ("post", "/users", {"username": "dan", "password": "short"}, 400, "userBadRequest"),
+        ("post", "/users", {"username": "dan", "password": PASSWORD, "admin": "yes"}, 400, "userBadRequest"),
+        ("post", "/users", {"username": "dan", "password": PASSWORD, "role": "x"}, 400, "userBadRequest"),
+        ("post", "/users", {"username": "bea", "password": PASSWORD}, 409, "userExists"),
+        ("post", "/users", ["not", "an", "object"], 400, "userBadRequest"),
+        ("put", "/users/nobody", {"password": PASSWORD}, 404, "userNotFound"),
+        ("put", "/users/bea", {}, 400, "userBadRequest"),
+        ("put", "/users/root", {"admin": False}, 400, "userBadRequest"),
+        ("delete", "/users/root", None, 400, "userBadRequest"),
+        ("delete", "/users/nobody", None, 404, "userNotFound"),
+    ],
+)
+def test_bad_user_requests_get_clear_errors_and_change_nothing(
+    client: FlaskClient, method: str, path: str, body: Any, status: int, label: str
+) -> None:
+    root = bearer(client, "root")
+    before = client.get(f"{API}/users", headers=root).get_json()["content"]["users"]
+    response = getattr(client, method)(f"{API}{path}", json=body, headers=root)
+    assert response.status_code == status and response.get_json()["content"]["error"]["label"] == label
+    assert response.get_json()["content"]["message"]
+    assert client.get(f"{API}/users", headers=root).get_json()["content"]["users"] == before
+
+
+def test_random_users_never_see_a_password_or_a_hash_nor_manage_accounts(client: FlaskClient) -> None:
+    """Random requests by random signed-in users (and anonymous ones) on every user endpoint:
+    only administrators' succeed, and no answer ever holds a password or an argon2 hash."""
+    rng = random.Random(7)
+    headers: dict[str, Callable[[], dict[str, str]]] = {
+        name: (lambda n=name: bearer(client, n)) for name in ("bea", "otto", "root")
+    }
+    headers["anonymous"] = dict
+    allowed = 0
+    for i in range(60):
+        who = rng.choice(list(headers))
+        name = f"rnd{i}"
+        method, path, body = rng.choice(
+            [
+                ("get", "/users", None),
+                ("post", "/users", {"username": name, "password": PASSWORD}),
+                ("put", f"/users/{rng.choice(['bea', 'otto'])}", {"password": PASSWORD}),
+                ("delete", f"/users/rnd{rng.randrange(max(i, 1))}", None),
+            ]
+        )
+        response = getattr(client, method)(f"{API}{path}", json=body, headers=headers[who]())
+        text = response.get_data(as_text=True)
+        assert PASSWORD not in text and "$argon2" not in text and "password_hash" not in text
+        if who != "root":
+            assert response.status_code in (401, 403), (who, method, path, response.status_code)
+        else:
+            allowed += response.status_code < 300
+    assert allowed > 5
+
+
+def test_a_username_of_security_admins_manages_users_whatever_signed_it_in(
+    users_settings: Settings, fake_llm_server: tuple[FakeLlm, str]
+) -> None:
+    client = create_app(users_settings.replace(admins="bea")).test_client()
+    assert client.get(f"{API}/users", headers=bearer(client, "bea")).status_code == 200
+    assert client.get(f"{API}/users", headers={"X-Remote-User": "bea"}).status_code == 200  # the trusted header
+    assert client.get(f"{API}/users", headers={"X-Remote-User": "otto"}).status_code == 403
