@@ -747,6 +747,11 @@ class Settings:
     )
 
     @property
+    def admin_names(self) -> frozenset[str]:
+        """The usernames of ``security.admins``."""
+        return frozenset(a.strip() for a in self.admins.split(",") if a.strip())
+
+    @property
     def self_query_fields(self) -> list[str]:
         return [f.strip() for f in self.query_self_query_fields.split(",") if f.strip()]
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from flask import Blueprint, Response, jsonify, request
+from flask import Blueprint, Response, request
 
 from ..conversations import ConversationLimit, ConversationNotFound, ConversationStore, StoreUnavailable
 from ..conversations.recorder import TurnRecorder
@@ -24,6 +24,7 @@ from ..retrieval.filters import SourceFilter
 from .auth import current_access
 from .body import json_object
 from .context import get_services
+from .errors import ok_content
 
 bp = Blueprint("conversations", __name__)
 MAX_ID_CHARS = 200  # what Datafari 7.0 echoes; ours are UUIDs
@@ -37,10 +38,10 @@ def _owner() -> str:
 
 
 def _store() -> ConversationStore:
-    return _run(get_services().conversations.get)
+    return store_call(get_services().conversations.get)
 
 
-def _run(call: Any, *args: Any, unavailable: DatafariError | None = None) -> Any:
+def store_call(call: Any, *args: Any, unavailable: DatafariError | None = None) -> Any:
     """A store call, its failures as Datafari's errors (``unavailable``: what a store that cannot
     be reached answers, by default ``conversationStoreUnavailable``)."""
     try:
@@ -56,7 +57,7 @@ def _run(call: Any, *args: Any, unavailable: DatafariError | None = None) -> Any
 
 
 def _ok(content: dict[str, Any], status: int = 200) -> tuple[Response, int]:
-    return jsonify({"status": "OK", "content": content}), status
+    return ok_content(content), status
 
 
 def _title(body: dict[str, Any], required: bool) -> str | None:
@@ -74,20 +75,20 @@ def _title(body: dict[str, Any], required: bool) -> str | None:
 @bp.get("/conversations")
 def list_conversations() -> tuple[Response, int]:
     owner = _owner()
-    return _ok({"conversations": _run(_store().list, owner)})
+    return _ok({"conversations": store_call(_store().list, owner)})
 
 
 @bp.post("/conversations")
 def create_conversation() -> tuple[Response, int]:
     owner = _owner()
     title = _title(json_object("conversationBadRequest"), required=False)
-    return _ok({"conversation": _run(_store().create, owner, title)}, 201)
+    return _ok({"conversation": store_call(_store().create, owner, title)}, 201)
 
 
 @bp.get("/conversations/<conversation_id>")
 def read_conversation(conversation_id: str) -> tuple[Response, int]:
     owner = _owner()
-    conversation = _run(_store().get, owner, conversation_id)
+    conversation = store_call(_store().get, owner, conversation_id)
     return _ok({"conversation": _still_readable(conversation)})
 
 
@@ -95,13 +96,13 @@ def read_conversation(conversation_id: str) -> tuple[Response, int]:
 def rename_conversation(conversation_id: str) -> tuple[Response, int]:
     owner = _owner()
     title = _title(json_object("conversationBadRequest"), required=True)
-    return _ok({"conversation": _run(_store().rename, owner, conversation_id, title)})
+    return _ok({"conversation": store_call(_store().rename, owner, conversation_id, title)})
 
 
 @bp.delete("/conversations/<conversation_id>")
 def delete_conversation(conversation_id: str) -> tuple[Response, int]:
     owner = _owner()
-    _run(_store().delete, owner, conversation_id)
+    store_call(_store().delete, owner, conversation_id)
     return _ok({"deleted": conversation_id})
 
 
@@ -113,12 +114,12 @@ def usage() -> tuple[Response, int]:
     unknown = sorted(set(request.args) - {"room", "user"})
     if unknown:
         raise DatafariError("conversationBadRequest", f"Unsupported parameter(s): {', '.join(unknown)}.")
-    admins = {a.strip() for a in get_services().settings.admins.split(",") if a.strip()}
+    admins = get_services().settings.admin_names
     user = request.args.get("user")
     if user is not None and user != owner and owner not in admins:
         raise DatafariError("accessForbidden", "Only administrators read other users' statistics.")
     who = user if user is not None else (None if owner in admins else owner)
-    rows = _run(_store().usage, who, request.args.get("room"))
+    rows = store_call(_store().usage, who, request.args.get("room"))
     totals = {k: sum(r[k] for r in rows) for k in ("answers", "prompt_tokens", "completion_tokens", "total_tokens")}
     return _ok({"usage": rows, "totals": totals})
 
@@ -178,8 +179,8 @@ def _bind_turn(rag: RagRequest, cid: str, technical_label: str) -> tuple[RagRequ
     services = get_services()
     # a store that cannot be reached refuses the answer rather than give one that is not kept
     down = DatafariError(technical_label, "The conversation store cannot be reached.")
-    store = _run(services.conversations.get, unavailable=down)
-    history = _run(store.prepare_turn, owner, cid, services.settings.chat_history_size, unavailable=down)
+    store = store_call(services.conversations.get, unavailable=down)
+    history = store_call(store.prepare_turn, owner, cid, services.settings.chat_history_size, unavailable=down)
     question = rag.question or rag.query
     recorder = TurnRecorder(store, owner, cid, question, search_type=rag.mode, technical_label=technical_label)
     return (rag if rag.history else replace(rag, history=history)), recorder

@@ -28,6 +28,11 @@ def ok(
     content: dict[str, Any] = {"message": message, "documents": documents, **(quality or {})}
     extra = {"references": references, "usage": usage, "latency_ms": latency_ms}
     content.update({k: v for k, v in extra.items() if v is not None})
+    return ok_content(content)
+
+
+def ok_content(content: dict[str, Any]) -> Response:
+    """Datafari's success envelope around any content."""
     return jsonify({"status": "OK", "content": content})
 
 

@@ -14,29 +14,29 @@ import time
 from typing import Any
 
 import jwt
-from flask import Blueprint, Response, jsonify
+from flask import Blueprint, Response
 
-from ..conversations import StoreUnavailable
 from ..conversations.users import User, UserError, UserStore
 from ..errors import DatafariError
 from .auth import current_access
 from .body import json_object
 from .context import get_services
+from .conversations import store_call
+from .errors import ok_content
 
 bp = Blueprint("users", __name__)
 
 
 def _ok(content: dict[str, Any], status: int = 200) -> tuple[Response, int]:
-    return jsonify({"status": "OK", "content": content}), status
+    return ok_content(content), status
 
 
-def _run(call: Any, *args: Any, **kwargs: Any) -> Any:
+def _run(call: Any, *args: Any) -> Any:
+    """A store call, its failures as Datafari's errors (the store's as the conversations' are)."""
     try:
-        return call(*args, **kwargs)
+        return store_call(call, *args)
     except UserError as exc:
         raise DatafariError(exc.label, str(exc)) from None
-    except StoreUnavailable as exc:
-        raise DatafariError("conversationStoreUnavailable", detail=str(exc)) from exc
 
 
 def _users() -> UserStore:
@@ -50,8 +50,7 @@ def _admin() -> UserStore:
     if username is None:
         raise DatafariError("authenticationFailed", "Managing users needs a signed-in administrator.")
     store = _users()
-    admins = {a.strip() for a in get_services().settings.admins.split(",") if a.strip()}
-    if username in admins:
+    if username in get_services().settings.admin_names:
         return store
     user = _run(store.get, username)
     if user is None or not user.admin:

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, func, select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -155,4 +155,4 @@ class UserStore:
 
     @staticmethod
     def _admins(session: Session) -> int:
-        return len(session.scalars(select(AppUser.username).where(AppUser.admin.is_(True))).all())
+        return session.scalar(select(func.count()).select_from(AppUser).where(AppUser.admin.is_(True))) or 0

@@ -31,7 +31,8 @@ SEPARATORS = {
 
 
 @lru_cache(maxsize=1)
-def _tokenizer() -> Tokenizer:
+def wordpiece() -> Tokenizer:
+    """all-MiniLM-L6-v2's WordPiece tokenizer (the packaged model's), without truncation or padding."""
     tokenizer = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
     tokenizer.no_truncation()
     tokenizer.no_padding()
@@ -44,7 +45,7 @@ def count_tokens(text: str) -> int:
 
     Cached: the splitter measures every word of a long text, and words repeat.
     """
-    return len(_tokenizer().encode(text, add_special_tokens=False).ids)
+    return len(wordpiece().encode(text, add_special_tokens=False).ids)
 
 
 def make_splitter(settings: Settings) -> TextSplitter:

@@ -16,11 +16,11 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
-from pathlib import Path
 
 from tokenizers import Tokenizer
 
 from ..config import ConfigError, Settings
+from ..indexing.chunker import wordpiece
 from ..retrieval import Snippet
 from .lexical import sentences, words
 
@@ -115,15 +115,15 @@ def within_budget(chunks: list[Snippet], max_tokens: int, count: Callable[[str],
 def token_counter(path: str) -> Callable[[str], int]:
     """Counts tokens with ``context.tokenizer`` (a Hugging Face ``tokenizer.json``: the LLM's own
     when it has one), else the packaged WordPiece tokenizer of all-MiniLM-L6-v2."""
-    from ..agent.model import model_dir
-
-    where = Path(path) if path else model_dir() / "tokenizer.json"
-    try:
-        tokenizer = Tokenizer.from_file(str(where))
-    except Exception as exc:  # tokenizers raises its own exception type
-        raise ConfigError(f"context.tokenizer: cannot read {str(where)!r} as a tokenizer.json ({exc})") from exc
-    tokenizer.no_truncation()
-    tokenizer.no_padding()
+    if path:
+        try:
+            tokenizer = Tokenizer.from_file(path)
+        except Exception as exc:  # tokenizers raises its own exception type
+            raise ConfigError(f"context.tokenizer: cannot read {path!r} as a tokenizer.json ({exc})") from exc
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+    else:
+        tokenizer = wordpiece()
     return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
 
 

@@ -12,7 +12,6 @@ the LLM fails or answers nonsense (the question is then searched as it is):
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -24,7 +23,7 @@ from ..retrieval import RetrievalContext
 from ..retrieval.filters import DATE_FIELDS, NO_FILTER, SourceFilter, known_values
 from .hygiene import clean_query
 from .prompts import PromptContext
-from .rewriting import JSON_OBJECT
+from .rewriting import json_reply
 
 log = logging.getLogger(__name__)
 MAX_FILTER_VALUES = 10
@@ -50,19 +49,10 @@ def _ask(llm: LlmService, prompt: Any, usage: Usage | None) -> str | None:
         return None
 
 
-def _json(reply: str | None) -> dict[str, Any] | None:
-    found = JSON_OBJECT.search(reply or "")  # models often wrap their JSON in prose or a code fence
-    try:
-        value = json.loads(found.group(0)) if found else None
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
 def variants(llm: LlmService, settings: Settings, question: str, usage: Usage | None = None) -> list[str]:
     """Up to ``query.multiQuery.count`` other wordings (none when the LLM's answer is unusable)."""
     prompt = PromptContext(question).prompt("multi_query", count=settings.query_multi_query)
-    reply = _json(_ask(llm, prompt, usage))
+    reply = json_reply(_ask(llm, prompt, usage))
     queries = reply.get("queries") if reply else None
     if not isinstance(queries, list):
         return []
@@ -96,7 +86,7 @@ def self_query(
     shown = {f: known.get(f, []) for f in allowed if f not in DATE_FIELDS}
     when = (today or date.today()).isoformat()
     prompt = PromptContext(question).prompt("self_query", fields=shown, dates=dates, today=when)
-    reply = _json(_ask(llm, prompt, usage))
+    reply = json_reply(_ask(llm, prompt, usage))
     if reply is None:
         return None
     query = clean_query(reply["query"]) if isinstance(reply.get("query"), str) else ""

@@ -10,15 +10,14 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 
 from ..llm import LlmError, LlmService, Usage
 from .citations import clean_answer
 from .packing import Item, PromptTooLarge, take_pack
-from .prompts import PromptContext
-from .rewriting import JSON_OBJECT
+from .prompts import Prompt, PromptContext
+from .rewriting import json_reply
 
 _ANSWER = re.compile(r"^[ \t*#]*ANSWER[ \t*]*:[ \t*]*", re.I | re.M)
 _REASONING = re.compile(r"^[ \t*#]*REASONING[ \t*]*:?", re.I | re.M)
@@ -75,10 +74,10 @@ class Check:
         return self.supported / self.statements if self.statements else 1.0
 
 
-def _documents_prompt(ctx: PromptContext, template: str, items: list[Item], limit: int, **extra: object) -> str:
-    """The messages of a prompt holding as many of the documents as fit (the first pack)."""
+def _documents_prompt(ctx: PromptContext, template: str, items: list[Item], limit: int, **extra: object) -> Prompt:
+    """A prompt holding as many of the documents as fit (the first pack)."""
     prompt, _ = take_pack(items, lambda s: ctx.prompt(template, snippets=s, **extra), limit)
-    return prompt  # type: ignore[return-value]
+    return prompt
 
 
 def check(
@@ -87,13 +86,12 @@ def check(
     """The LLM's faithfulness check of ``answer`` against the documents (None: no usable verdict)."""
     try:
         prompt = _documents_prompt(ctx, "reflect_check", items, limit, previous_answer=clean_answer(answer))
-        reply = llm.generate(prompt.messages(), usage)  # type: ignore[attr-defined]
+        reply = llm.generate(prompt.messages(), usage)
     except (LlmError, PromptTooLarge):
         return None
-    found = JSON_OBJECT.search(reply or "")
+    data = json_reply(reply)
     try:
-        data = json.loads(found.group(0)) if found else None
-        statements, supported = int(data["statements"]), int(data["supported"])
+        statements, supported = int(data["statements"]), int(data["supported"])  # type: ignore[index]
     except (ValueError, KeyError, TypeError):
         return None
     unsupported = [s for s in data.get("unsupported") or [] if isinstance(s, str) and s.strip()]
@@ -130,7 +128,7 @@ def reflect(
                 previous_answer=clean_answer(answer),
                 unsupported=verdict.unsupported,
             )
-            corrected = llm.generate(prompt.messages(), usage)  # type: ignore[attr-defined]
+            corrected = llm.generate(prompt.messages(), usage)
         except (LlmError, PromptTooLarge):
             break
         if not clean_answer(corrected):
@@ -153,11 +151,7 @@ def followup(
         reply = llm.generate(prompt.messages(), usage)
     except LlmError:
         return None
-    found = JSON_OBJECT.search(reply or "")
-    try:
-        value = json.loads(found.group(0)).get("followup") if found else None
-    except (ValueError, AttributeError):
-        return None
+    value = (json_reply(reply) or {}).get("followup")
     if not isinstance(value, str) or not value.strip():
         return None
     query = " ".join(value.split())[:500]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from ..config import Settings
 from ..llm import LlmError, LlmService, Usage
@@ -50,6 +51,16 @@ _SMALL_TALK = re.compile(
 JSON_OBJECT = re.compile(r"\{.*\}", re.S)
 
 
+def json_reply(reply: str | None) -> dict[str, Any] | None:
+    """The JSON object of an LLM's reply (models often wrap it in prose or a code fence), or None."""
+    found = JSON_OBJECT.search(reply or "")
+    try:
+        value = json.loads(found.group(0)) if found else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def is_small_talk(message: str) -> bool:
     return bool(_SMALL_TALK.match(message))
 
@@ -78,11 +89,7 @@ def sub_queries(
         reply = llm.generate(prompt.messages(), usage)
     except LlmError:
         return None
-    found = JSON_OBJECT.search(reply)  # models often wrap their JSON in prose or a code fence
-    try:
-        queries = json.loads(found.group(0))["queries"] if found else None
-    except (ValueError, KeyError, TypeError):
-        return None
+    queries = (json_reply(reply) or {}).get("queries")
     if not isinstance(queries, list):
         return None
     cleaned = [clean_query(q) for q in queries if isinstance(q, str)]

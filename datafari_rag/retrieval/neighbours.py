@@ -23,7 +23,7 @@ def with_neighbours(ctx: RetrievalContext, found: list[Snippet], width: int) -> 
     out: list[Snippet] = []
     placed: set[tuple[str, int]] = set()
     for x in found:
-        if x.chunk is None:
+        if x.chunk is None or x.id not in windows:  # not a chunk, or past MAX_PARENTS: as found
             out.append(x)
             continue
         low, high = next(w for w in windows[x.id] if w[0] <= x.chunk <= w[1])

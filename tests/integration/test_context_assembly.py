@@ -124,3 +124,14 @@ def test_the_token_budget_and_the_segment_limit_what_is_sent(
 def test_a_tokenizer_that_cannot_be_read_stops_the_start(ctx_settings: Settings) -> None:
     with pytest.raises(ConfigError, match=r"context\.tokenizer"):
         create_app(ctx_settings.replace(context_max_tokens=100, context_tokenizer="/nonexistent/tokenizer.json"))
+
+
+def test_chunks_of_parents_past_the_neighbour_cap_are_sent_as_found(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Neighbours are read for the first MAX_PARENTS documents in one request; the chunks of the
+    others keep their own text (the manual and its copy both answer here; the cap is 1)."""
+    monkeypatch.setattr("datafari_rag.retrieval.neighbours.MAX_PARENTS", 1)
+    prompt, content = sent(client_for(context_neighbours=1, solr_top_k=4), fake_llm, "Which register logs ladders?")
+    assert {d["url"] for d in content["documents"]} == {"file://m/manual.txt", "file://m/copy.txt"}
+    assert prompt.count("Part 1.") >= 2  # the window of one, the chunk itself of the other
