@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 CLI    := $(VENV)/bin/datafari-rag
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install jars run test lint unit integration e2e bench clean
+.PHONY: install jars browser run test lint unit integration e2e bench clean
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ jars: install
 run: jars
 	$(CLI) run
 
+# Debian's chromium for the browser tests (tests/ui in make test, DatafariUI in make e2e)
+browser:
+	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+
 lint: install
 	$(VENV)/bin/ruff check datafari_rag tests bench
 	$(VENV)/bin/ruff format --check datafari_rag tests bench
@@ -33,17 +37,15 @@ lint: install
 unit: install
 	$(PY) -m pytest -m "not integration"
 
-integration: jars
+integration: jars browser
 	$(PY) -m pytest -m integration
 
-test: lint jars
+test: lint jars browser
 	$(PY) -m pytest -v
 
 # DatafariUI (francelabs/DatafariUI; DATAFARIUI_SRC: its git directory or folder) built with npm and
 # driven in Debian's chromium; screenshots in var/e2e/screenshots. Not part of `make test`.
-e2e: jars
-	$(PY) -m pip install -q -e '.[test,e2e]'
-	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+e2e: jars browser
 	DATAFARI_RAG_E2E=1 $(PY) -m pytest -v tests/e2e
 
 # Benchmarks: one line each, each against a baseline measured in the same run, then a summary table.

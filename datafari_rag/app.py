@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Flask
 
 from .api import errors
+from .api.admin_settings import bp as admin_settings_bp
 from .api.ai import bp as ai_bp
 from .api.auth import bp as auth_bp
 from .api.capacity import AnswerSlots
@@ -17,18 +18,22 @@ from .api.rag import bp as rag_bp
 from .api.request_id import bp as request_id_bp
 from .api.search import bp as search_bp
 from .api.stream import bp as stream_bp
+from .api.ui import bp as ui_bp
 from .api.update import bp as update_bp
 from .api.users import bp as users_bp
+from .api.workflows import bp as workflows_bp
 from .config import Settings, load_settings
+from .live import LiveServices
 from .llm import LlmService
-from .services import build_services
 
 
 def create_app(settings: Settings | None = None, llm: LlmService | None = None) -> Flask:
     """Builds the app; nothing happens at import time, tests pass their own settings and LLM."""
     app = Flask("datafari_rag")
     settings = settings or load_settings()
-    app.extensions["datafari_rag"] = build_services(settings, llm)
+    live = LiveServices(settings, llm)
+    app.extensions["live"] = live  # what requests use: the settings of now (api/context.py)
+    app.extensions["datafari_rag"] = live.initial  # the settings at start
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_size  # larger bodies: 413, never read
     app.extensions["answer_slots"] = AnswerSlots(settings.server_threads, settings.server_reserved_threads)
     app.url_map.merge_slashes = False  # "//ai/rag" is not found, rather than redirected with an HTML page
@@ -37,6 +42,7 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     app.register_blueprint(auth_bp)
     app.register_blueprint(health_bp)
     app.register_blueprint(openapi_bp)
+    app.register_blueprint(ui_bp)
     prefix = settings.api_prefix.rstrip("/")
     app.register_blueprint(rag_bp, url_prefix=prefix)
     app.register_blueprint(ai_bp, url_prefix=prefix)
@@ -44,6 +50,8 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     app.register_blueprint(stream_bp, url_prefix=prefix)
     app.register_blueprint(conversations_bp, url_prefix=prefix)
     app.register_blueprint(users_bp, url_prefix=prefix)
+    app.register_blueprint(workflows_bp, url_prefix=prefix)
+    app.register_blueprint(admin_settings_bp, url_prefix=prefix)
     # DatafariUI's start-up calls: Datafari's v1.0 API beside the v2.0 one
     app.register_blueprint(datafari_v1_bp, url_prefix=prefix.removesuffix("/v2.0") + "/v1.0")
     app.register_blueprint(update_bp)

@@ -10,17 +10,23 @@ reported with the key that holds it; a key that names no setting is reported by 
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import javaproperties
 
 from .paths import CONF
 
+if TYPE_CHECKING:
+    from .retrieval.filters import SourceFilter
+
 ENV_PREFIX = "DATAFARI_RAG_"
+MAX_INSTRUCTIONS = 4000
 log = logging.getLogger(__name__)
 
 # Variables that are not keys: they say where the files are, or serve the test suite and benchmarks.
@@ -411,6 +417,19 @@ class Settings:
     multihop_max_hops: int = _key(
         QUALITY, "rag.multihop.maxHops", 2, "multihop: follow-up searches at most.", minimum=1, maximum=4
     )
+    prompt_instructions: str = _key(
+        QUALITY,
+        "prompt.instructions",
+        "",
+        "Instructions added to the system message of every answer prompt (a workflow's prompt; empty: none).",
+    )
+    retrieval_filters: str = _key(
+        QUALITY,
+        "retrieval.filters",
+        "",
+        'Every search restricted to these sources, as a request\'s filters: {"extension": ["pdf"]} '
+        "(whitelisted fields; empty: none). Narrows what a user may read, never widens it.",
+    )
     query_multi_query: int = _key(
         QUALITY,
         "query.multiQuery.count",
@@ -752,6 +771,11 @@ class Settings:
         return frozenset(a.strip() for a in self.admins.split(",") if a.strip())
 
     @property
+    def base_filter(self) -> SourceFilter:
+        """``retrieval.filters`` as a filter every search of these settings narrows by."""
+        return _base_filter(self.retrieval_filters)
+
+    @property
     def self_query_fields(self) -> list[str]:
         return [f.strip() for f in self.query_self_query_fields.split(",") if f.strip()]
 
@@ -777,6 +801,18 @@ class Settings:
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
+
+
+@lru_cache(maxsize=64)
+def _base_filter(raw: str) -> SourceFilter:
+    from .retrieval.filters import NO_FILTER, source_filter  # retrieval reads the settings: imported late
+
+    if not raw.strip():
+        return NO_FILTER
+    try:
+        return source_filter(json.loads(raw))
+    except ValueError as exc:  # json.JSONDecodeError is a ValueError
+        raise ConfigError(f"retrieval.filters: {exc}") from None
 
 
 def _convert(f: dataclasses.Field[Any], raw: str, kind: type) -> Any:
@@ -889,8 +925,16 @@ def load_settings(path: Path | None = None, env: dict[str, str] | None = None) -
             continue
         values[f.name] = convert(key, raw)
     settings = Settings(**values)
+    return checked(settings)
+
+
+def checked(settings: Settings) -> Settings:
+    """The checks that span a value's text: a URL, lists of names, a JSON filter (ConfigError)."""
     if not settings.solr_url.startswith(("http://", "https://")):
         raise ConfigError(f"solr.url: {settings.solr_url!r} must be an http(s) URL")
+    if len(settings.prompt_instructions) > MAX_INSTRUCTIONS:
+        raise ConfigError(f"prompt.instructions: at most {MAX_INSTRUCTIONS} characters")
+    settings.base_filter  # noqa: B018 - parsed here so that a bad one stops the start
     wrong = [f for f in settings.self_query_fields if f not in SELF_QUERY_FIELDS]
     if wrong:
         raise ConfigError(f"query.selfQuery.fields: {', '.join(wrong)} not among {', '.join(SELF_QUERY_FIELDS)}")

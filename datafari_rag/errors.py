@@ -68,6 +68,12 @@ LABELS: dict[str, Label] = {
     "userNotFound": Label(404, "Sorry, this user does not exist."),
     "userExists": Label(409, "Sorry, this username is taken."),
     "loginFailed": Label(401, "Sorry, the username or the password is wrong."),
+    # workflows and their API keys; the settings administrators change at run time
+    "workflowBadRequest": Label(400, "The workflow is not valid."),
+    "workflowNotFound": Label(404, "Sorry, this workflow does not exist."),
+    "workflowExists": Label(409, "Sorry, a workflow already has this name."),
+    "apiKeyNotFound": Label(404, "Sorry, this API key does not exist."),
+    "settingsBadRequest": Label(400, "The settings are not valid."),
     "loginNotEnabled": Label(422, "Sign-in with a local account is not enabled."),
     # the update endpoint
     "updateBadRequest": Label(400, "The update request is not valid."),

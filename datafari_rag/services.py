@@ -60,7 +60,9 @@ def topic_guard(settings: Settings, embedder: ChunkEmbedder, llm: LlmService) ->
     return TopicGuard(settings, embedder.embed, llm, audit)
 
 
-def build_services(settings: Settings, llm: LlmService | None = None, outbox: Outbox | None = None) -> Services:
+def build_services(
+    settings: Settings, llm: LlmService | None = None, outbox: Outbox | None = None, store: StoreHandle | None = None
+) -> Services:
     solr = solr_client(settings)
     main = Collection(solr, settings.collection_main)
     vectors = Collection(solr, settings.collection_vector)
@@ -87,5 +89,5 @@ def build_services(settings: Settings, llm: LlmService | None = None, outbox: Ou
         llm=llm,
         pipeline=Pipeline(settings, main, vectors, llm, cache, guard, external_tools, reranker),
         indexer=Indexer(settings, main, vectors, outbox or Outbox()),
-        conversations=StoreHandle(settings),
+        conversations=store or StoreHandle(settings),
     )

@@ -9,20 +9,46 @@ from __future__ import annotations
 
 from flask import Blueprint, g, request
 
+from ..config import Settings
+from ..errors import DatafariError
 from ..security import UserAccess, resolve_access
+from ..security.authority import tokens_for
 from .context import get_services
 
 bp = Blueprint("auth", __name__)
 
-# they serve no document and need no identity (sign-in is how one gets an identity)
-PUBLIC = frozenset({"health.health", "openapi.openapi", "users.login"})
+# they serve no document and need no identity (sign-in is how one gets an identity; the UI's
+# files are the page that signs in)
+PUBLIC = frozenset({"health.health", "openapi.openapi", "users.login", "ui.index", "ui.static"})
+
+
+# a workflow's API key (``X-API-Key``) is accepted here only: it acts as the user it was made for
+KEYED = frozenset({"workflows.query_workflow"})
+API_KEY_HEADER = "X-API-Key"
 
 
 @bp.before_app_request
 def load_access() -> None:
     if request.endpoint is None or request.endpoint in PUBLIC:  # no route (404/405) or a public one
         return
-    g.access = resolve_access(request.headers, request.remote_addr, get_services().settings)
+    settings = get_services().settings
+    if request.endpoint in KEYED and request.headers.get(API_KEY_HEADER) is not None:
+        g.access = _key_access(request.headers[API_KEY_HEADER], settings)
+        return
+    g.access = resolve_access(request.headers, request.remote_addr, settings)
+
+
+def _key_access(secret: str, settings: Settings) -> UserAccess:
+    """The access of a workflow's API key: its user's tokens; a wrong, revoked or other workflow's
+    key is refused (never anonymous)."""
+    from .conversations import store_call  # the store's errors as Datafari's; imported late (cycle)
+
+    workflow_id = (request.view_args or {}).get("workflow_id", "")
+    store = store_call(get_services().conversations.workflows)
+    username = store_call(store.key_user, workflow_id, secret.strip())
+    if username is None:
+        raise DatafariError("authenticationFailed", "This API key is not valid for this workflow.")
+    return UserAccess(username, tokens_for(username, (), settings))
 
 
 def current_access() -> UserAccess:

@@ -18,9 +18,11 @@ from flask import Blueprint, Response, request
 from ..conversations import ConversationLimit, ConversationNotFound, ConversationStore, StoreUnavailable
 from ..conversations.recorder import TurnRecorder
 from ..conversations.usage import counted
+from ..conversations.users import UserError
 from ..errors import DatafariError
 from ..rag.pipeline import Event, RagRequest, Wrap
 from ..retrieval.filters import SourceFilter
+from ..workflows.spec import WorkflowError
 from .auth import current_access
 from .body import json_object
 from .context import get_services
@@ -50,6 +52,8 @@ def store_call(call: Any, *args: Any, unavailable: DatafariError | None = None) 
         raise DatafariError("conversationNotFound") from None
     except ConversationLimit as exc:
         raise DatafariError("conversationLimit", str(exc)) from None
+    except (UserError, WorkflowError) as exc:  # refused requests, each with its label
+        raise DatafariError(exc.label, str(exc)) from None
     except StoreUnavailable as exc:
         failure = unavailable or DatafariError("conversationStoreUnavailable")
         failure.detail = str(exc)

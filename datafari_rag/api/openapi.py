@@ -317,6 +317,70 @@ def _schemas(max_query: int) -> dict[str, Any]:
                 },
             }
         ),
+        "Workflow": {
+            "type": "object",
+            "description": "a workflow: its retrieval, strategy, prompt and stages (docs/workflows.md)",
+            "properties": {
+                "name": {"type": "string", "minLength": 1, "maxLength": 100},
+                "description": {"type": "string", "maxLength": 500},
+                "retrieval": {"enum": ["bm25", "vector", "rrf"]},
+                "strategy": {"enum": ["simple", "cot", "reflect", "multihop"]},
+                "parentChild": {"type": "boolean"},
+                "instructions": {"type": "string", "maxLength": 4000},
+                "chunker": {"type": "object"},
+                "queryEnhancers": {"type": "array", "items": {"type": "object"}},
+                "filters": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
+                "ranker": {"oneOf": [{"type": "null"}, {"type": "object"}]},
+                "default": {"type": "boolean"},
+            },
+            "required": ["name"],
+            "additionalProperties": False,
+        },
+        "NewApiKey": {
+            "type": "object",
+            "properties": {"name": {"type": "string", "maxLength": 100}, "username": {"type": "string"}},
+            "additionalProperties": False,
+        },
+        "WorkflowAnswer": _ok(
+            {
+                "type": "object",
+                "description": "a workflow, the workflows, a key (its secret at creation only), the keys, or what "
+                "was deleted",
+                "properties": {
+                    "workflow": {"type": "object"},
+                    "workflows": {"type": "array", "items": {"type": "object"}},
+                    "key": {"type": "object"},
+                    "secret": {"type": "string"},
+                    "keys": {"type": "array", "items": {"type": "object"}},
+                    "deleted": {"type": "string"},
+                },
+            }
+        ),
+        "WorkflowQuery": {
+            "type": "object",
+            "properties": {"filters": {"type": "object"}},
+            "allOf": [_ref("RagRequest")],
+        },
+        "SettingsChange": {
+            "type": "object",
+            "properties": {
+                "values": {
+                    "type": "object",
+                    "additionalProperties": {"type": ["string", "number", "boolean", "null"]},
+                    "minProperties": 1,
+                }
+            },
+            "required": ["values"],
+            "additionalProperties": False,
+        },
+        "SettingsAnswer": _ok(
+            {
+                "type": "object",
+                "description": "every key: section, help, default, value (a secret: only whether it is set), "
+                "overridden, live",
+                "properties": {"settings": {"type": "array", "items": {"type": "object"}}},
+            }
+        ),
         "Usage": {
             "type": "object",
             "description": "tokens of every LLM call of the answer (rewriting, map/refine, final)",
@@ -481,6 +545,27 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
                     "responses": {
                         "200": _json(_ref("Health"), "every part is up"),
                         "503": _json(_ref("Health"), "a part is down"),
+                    },
+                }
+            },
+            "/ui/": {
+                "get": {
+                    "summary": "The web UI (docs/ui.md)",
+                    "security": [],
+                    "responses": {"200": {"description": "the page", "content": {"text/html": {"schema": {}}}}},
+                }
+            },
+            "/ui/static/{name}": {
+                "get": {
+                    "summary": "A file of the web UI",
+                    "security": [],
+                    "parameters": [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}],
+                    "responses": {
+                        "200": {
+                            "description": "the file",
+                            "content": {m: {"schema": {}} for m in ("text/javascript", "text/css", "text/html")},
+                        },
+                        "404": {"description": "no such file", "content": {JSON: {"schema": _ref("Error")}}},
                     },
                 }
             },
@@ -656,10 +741,88 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
                     ("delete", "Delete a local user (administrators)"),
                 )
             },
+            **_workflow_paths(prefix, answer),
             "/update": update,
             f"{prefix}/update": update,
         },
         "components": {"schemas": _schemas(max_query)},
+    }
+
+
+def _workflow_paths(prefix: str, answer: dict[str, Any]) -> dict[str, Any]:
+    """Workflows, their keys, and the run-time settings (administrators), and running a workflow."""
+    done = _json(_ref("WorkflowAnswer"), "done")
+    wf = {"name": "workflow_id", "in": "path", "required": True, "schema": {"type": "string"}}
+    body = {"required": True, "content": {JSON: {"schema": _ref("Workflow")}}}
+    return {
+        f"{prefix}/workflows": {
+            "get": {"summary": "The workflows (administrators)", "responses": {"200": done, **_errors(401, 403, 503)}},
+            "post": {
+                "summary": "Create a workflow, checked whole (administrators)",
+                "requestBody": body,
+                "responses": {"201": done, **_errors(400, 401, 403, 409, 413, 503)},
+            },
+        },
+        f"{prefix}/workflows/{{workflow_id}}": {
+            "get": {
+                "summary": "One workflow (administrators)",
+                "parameters": [wf],
+                "responses": {"200": done, **_errors(401, 403, 404, 503)},
+            },
+            "put": {
+                "summary": "Replace a workflow, checked whole (administrators)",
+                "parameters": [wf],
+                "requestBody": body,
+                "responses": {"200": done, **_errors(400, 401, 403, 404, 409, 413, 503)},
+            },
+            "delete": {
+                "summary": "Delete a workflow and its keys (administrators)",
+                "parameters": [wf],
+                "responses": {"200": done, **_errors(401, 403, 404, 503)},
+            },
+        },
+        f"{prefix}/workflows/{{workflow_id}}/keys": {
+            "get": {
+                "summary": "A workflow's API keys, never the keys themselves (administrators)",
+                "parameters": [wf],
+                "responses": {"200": done, **_errors(401, 403, 404, 503)},
+            },
+            "post": {
+                "summary": "A new API key, shown once, acting as username (administrators)",
+                "parameters": [wf],
+                "requestBody": {"required": True, "content": {JSON: {"schema": _ref("NewApiKey")}}},
+                "responses": {"201": done, **_errors(400, 401, 403, 404, 413, 503)},
+            },
+        },
+        f"{prefix}/workflows/{{workflow_id}}/keys/{{key_id}}": {
+            "delete": {
+                "summary": "Revoke an API key (administrators)",
+                "parameters": [wf, {"name": "key_id", "in": "path", "required": True, "schema": {"type": "string"}}],
+                "responses": {"200": done, **_errors(401, 403, 404, 503)},
+            }
+        },
+        f"{prefix}/workflows/{{workflow_id}}/query": {
+            "post": {
+                "summary": "Run a workflow: ai/rag's body and answer; X-API-Key acts as the key's user",
+                "parameters": [wf, {"name": "X-API-Key", "in": "header", "schema": {"type": "string"}}],
+                "requestBody": {"required": True, "content": {JSON: {"schema": _ref("WorkflowQuery")}}},
+                "responses": {"200": answer, **_errors(*REFUSALS, *CONVERSATION_REFUSALS)},
+            }
+        },
+        f"{prefix}/admin/settings": {
+            "get": {
+                "summary": "Every rag.properties key and its value now; secrets never shown (administrators)",
+                "responses": {"200": _json(_ref("SettingsAnswer"), "the settings"), **_errors(401, 403, 503)},
+            },
+            "put": {
+                "summary": "Change run-time keys, checked whole, applied without restart (administrators)",
+                "requestBody": {"required": True, "content": {JSON: {"schema": _ref("SettingsChange")}}},
+                "responses": {
+                    "200": _json(_ref("SettingsAnswer"), "the settings"),
+                    **_errors(400, 401, 403, 413, 503),
+                },
+            },
+        },
     }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, request
 
 from ..errors import DatafariError
-from ..rag.pipeline import RagRequest, Wrap
+from ..rag.pipeline import Pipeline, RagRequest, Wrap
 from ..rag.prompts import LANGUAGES
 from .auth import current_access
 from .body import json_object
@@ -23,9 +23,10 @@ def accept_language() -> str | None:
     return request.accept_languages.best_match(list(LANGUAGES))
 
 
-def run_rag(rag: RagRequest, wrap: Wrap | None = None) -> Response:
+def run_rag(rag: RagRequest, wrap: Wrap | None = None, pipeline: Pipeline | None = None) -> Response:
+    """The answer as ``ai/rag`` sends it; ``pipeline``: a workflow's (default: the configuration's)."""
     with answer_slot():
-        answer = get_services().pipeline.answer(rag, current_access(), wrap)
+        answer = (pipeline or get_services().pipeline).answer(rag, current_access(), wrap)
     return ok(answer.message, answer.documents, answer.references, answer.usage, answer.latency_ms, answer.quality)
 
 

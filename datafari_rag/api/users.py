@@ -16,7 +16,7 @@ from typing import Any
 import jwt
 from flask import Blueprint, Response
 
-from ..conversations.users import User, UserError, UserStore
+from ..conversations.users import User, UserStore
 from ..errors import DatafariError
 from .auth import current_access
 from .body import json_object
@@ -31,31 +31,27 @@ def _ok(content: dict[str, Any], status: int = 200) -> tuple[Response, int]:
     return ok_content(content), status
 
 
-def _run(call: Any, *args: Any) -> Any:
-    """A store call, its failures as Datafari's errors (the store's as the conversations' are)."""
-    try:
-        return store_call(call, *args)
-    except UserError as exc:
-        raise DatafariError(exc.label, str(exc)) from None
-
-
 def _users() -> UserStore:
-    return _run(get_services().conversations.users)
+    return store_call(get_services().conversations.users)
 
 
-def _admin() -> UserStore:
-    """The store, for an administrator: a local user with ``admin``, or a username of
+def require_admin(what: str = "Managing users") -> str:
+    """The username of the signed-in administrator: a local user with ``admin``, or a username of
     ``security.admins`` (whatever identity provider signed it in); anyone else is refused."""
     username = current_access().username
     if username is None:
-        raise DatafariError("authenticationFailed", "Managing users needs a signed-in administrator.")
-    store = _users()
+        raise DatafariError("authenticationFailed", f"{what} needs a signed-in administrator.")
     if username in get_services().settings.admin_names:
-        return store
-    user = _run(store.get, username)
+        return username
+    user = store_call(_users().get, username)
     if user is None or not user.admin:
-        raise DatafariError("accessForbidden", "Managing users is for administrators.")
-    return store
+        raise DatafariError("accessForbidden", f"{what} is for administrators.")
+    return username
+
+
+def _admin() -> UserStore:
+    require_admin()
+    return _users()
 
 
 def token_for(user: User) -> tuple[str, int]:
@@ -77,7 +73,7 @@ def login() -> tuple[Response, int]:
     body = json_object("userBadRequest")
     if not get_services().settings.jwt_hs256_secret:
         raise DatafariError("loginNotEnabled", "Local sign-in needs security.jwt.hs256.secret.")
-    user = _run(_users().verify, body.get("username"), body.get("password"))
+    user = store_call(_users().verify, body.get("username"), body.get("password"))
     if user is None:
         raise DatafariError("loginFailed")
     token, ttl = token_for(user)
@@ -86,7 +82,7 @@ def login() -> tuple[Response, int]:
 
 @bp.get("/users")
 def list_users() -> tuple[Response, int]:
-    return _ok({"users": [u.as_dict() for u in _run(_admin().list)]})
+    return _ok({"users": [u.as_dict() for u in store_call(_admin().list)]})
 
 
 @bp.post("/users")
@@ -99,7 +95,7 @@ def create_user() -> tuple[Response, int]:
     admin = body.get("admin", False)
     if not isinstance(admin, bool):
         raise DatafariError("userBadRequest", "'admin' is true or false.")
-    user = _run(store.create, body.get("username"), body.get("password"), admin)
+    user = store_call(store.create, body.get("username"), body.get("password"), admin)
     return _ok({"user": user.as_dict()}, 201)
 
 
@@ -110,11 +106,11 @@ def update_user(username: str) -> tuple[Response, int]:
     unknown = sorted(set(body) - {"password", "admin"})
     if unknown:
         raise DatafariError("userBadRequest", f"Unknown field(s): {', '.join(unknown)}.")
-    user = _run(store.update, username, body.get("password"), body.get("admin"))
+    user = store_call(store.update, username, body.get("password"), body.get("admin"))
     return _ok({"user": user.as_dict()})
 
 
 @bp.delete("/users/<username>")
 def delete_user(username: str) -> tuple[Response, int]:
-    _run(_admin().delete, username)
+    store_call(_admin().delete, username)
     return _ok({"deleted": username})

@@ -7,7 +7,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, CheckConstraint, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 STATUSES = ("done", "error", "idle")  # idle: the client left before the answer ended
@@ -83,3 +94,130 @@ class AppUser(Base):
     admin: Mapped[bool] = mapped_column(Boolean)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class SettingOverride(Base):
+    """A rag.properties key an administrator changed at run time (the admin page): it wins over the
+    file and the environment until it is reset."""
+
+    __tablename__ = "setting_override"
+
+    key: Mapped[str] = mapped_column(String(100), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_by: Mapped[str] = mapped_column(String(255))
+
+
+RETRIEVALS = ("bm25", "vector", "rrf")  # retrieval.method: rrf is hybrid
+STRATEGIES = ("simple", "cot", "reflect", "multihop")
+CHUNKERS = ("recursive", "semantic", "proposition")
+ENHANCERS = ("rewrite", "multiQuery", "hyde", "selfQuery")
+RANKERS = ("api", "onnx", "llm")
+
+
+class Workflow(Base):
+    """A named RAG pipeline: its retrieval, strategy and prompt here; its chunker, query enhancers,
+    filters, ranker and API keys in their own tables."""
+
+    __tablename__ = "workflow"
+    __table_args__ = (
+        CheckConstraint(f"retrieval IN {RETRIEVALS}", name="ck_workflow_retrieval"),
+        CheckConstraint(f"strategy IN {STRATEGIES}", name="ck_workflow_strategy"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    description: Mapped[str] = mapped_column(String(500))
+    retrieval: Mapped[str] = mapped_column(String(16))
+    strategy: Mapped[str] = mapped_column(String(16))
+    parent_child: Mapped[bool] = mapped_column(Boolean)
+    instructions: Mapped[str] = mapped_column(Text)
+    is_default: Mapped[bool] = mapped_column(Boolean)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    chunker: Mapped[Chunker] = relationship(cascade="all, delete-orphan", passive_deletes=True)
+    enhancers: Mapped[list[QueryEnhancer]] = relationship(
+        order_by="QueryEnhancer.position", cascade="all, delete-orphan", passive_deletes=True
+    )
+    filters: Mapped[list[WorkflowFilter]] = relationship(
+        order_by="WorkflowFilter.id", cascade="all, delete-orphan", passive_deletes=True
+    )
+    ranker: Mapped[Ranker | None] = relationship(cascade="all, delete-orphan", passive_deletes=True)
+
+
+def _workflow_fk() -> Mapped[str]:
+    return mapped_column(String(36), ForeignKey("workflow.id", ondelete="CASCADE"), index=True)
+
+
+class Chunker(Base):
+    """How a workflow's documents are cut at indexing time, and whether an LLM judges each chunk."""
+
+    __tablename__ = "chunker"
+    __table_args__ = (
+        UniqueConstraint("workflow_id", name="uq_chunker_workflow"),
+        CheckConstraint(f"kind IN {CHUNKERS}", name="ck_chunker_kind"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    workflow_id: Mapped[str] = _workflow_fk()
+    kind: Mapped[str] = mapped_column(String(16))
+    max_chunk_size: Mapped[int] = mapped_column(Integer)
+    overlap: Mapped[int] = mapped_column(Integer)
+    evaluator: Mapped[bool] = mapped_column(Boolean)
+    threshold: Mapped[float] = mapped_column(Float)
+
+
+class QueryEnhancer(Base):
+    __tablename__ = "query_enhancer"
+    __table_args__ = (
+        UniqueConstraint("workflow_id", "kind", name="uq_query_enhancer_kind"),
+        CheckConstraint(f"kind IN {ENHANCERS}", name="ck_query_enhancer_kind"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    workflow_id: Mapped[str] = _workflow_fk()
+    position: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(16))
+    options: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class WorkflowFilter(Base):
+    """One value a workflow's sources may hold in one field (values of a field: any of them)."""
+
+    __tablename__ = "workflow_filter"
+    __table_args__ = (UniqueConstraint("workflow_id", "field", "value", name="uq_workflow_filter"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    workflow_id: Mapped[str] = _workflow_fk()
+    field: Mapped[str] = mapped_column(String(32))
+    value: Mapped[str] = mapped_column(String(2048))
+
+
+class Ranker(Base):
+    __tablename__ = "ranker"
+    __table_args__ = (
+        UniqueConstraint("workflow_id", name="uq_ranker_workflow"),
+        CheckConstraint(f"kind IN {RANKERS}", name="ck_ranker_kind"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    workflow_id: Mapped[str] = _workflow_fk()
+    kind: Mapped[str] = mapped_column(String(8))
+    top_n: Mapped[int] = mapped_column(Integer)
+    options: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # url, model, apiKey, path
+
+
+class ApiKey(Base):
+    """A workflow's API key: only its SHA-256 is kept (the key is shown once, at creation); it acts
+    as ``username``, whose tokens decide what it may read."""
+
+    __tablename__ = "api_key"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    workflow_id: Mapped[str] = _workflow_fk()
+    name: Mapped[str] = mapped_column(String(100))
+    prefix: Mapped[str] = mapped_column(String(16))
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    username: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

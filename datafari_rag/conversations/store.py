@@ -33,6 +33,8 @@ _APPEND_TRIES = 10
 
 
 if TYPE_CHECKING:
+    from ..workflows.store import WorkflowStore
+    from .overrides import OverrideStore
     from .users import UserStore
 
 
@@ -303,6 +305,8 @@ class StoreHandle:
         self._failed: tuple[float, StoreUnavailable] | None = None
         self._lock = threading.Lock()
         self._users: UserStore | None = None
+        self._overrides: OverrideStore | None = None
+        self._workflows: WorkflowStore | None = None
 
     def users(self) -> UserStore:
         """The local users, in the same database."""
@@ -311,6 +315,22 @@ class StoreHandle:
         if self._users is None:
             self._users = UserStore(self.get().engine, self.settings.users_min_password)
         return self._users
+
+    def overrides(self) -> OverrideStore:
+        """The settings administrators changed at run time, in the same database."""
+        from .overrides import OverrideStore
+
+        if self._overrides is None:
+            self._overrides = OverrideStore(self.get().engine)
+        return self._overrides
+
+    def workflows(self) -> WorkflowStore:
+        """The workflows and their API keys, in the same database."""
+        from ..workflows.store import WorkflowStore
+
+        if self._workflows is None:
+            self._workflows = WorkflowStore(self.get().engine)
+        return self._workflows
 
     def get(self) -> ConversationStore:
         with self._lock:

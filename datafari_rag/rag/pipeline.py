@@ -101,7 +101,7 @@ class Pipeline:
         accents = not s.strip_accents
         history = clean_history(request.history, size, accents)
         question = clean_query(request.question or request.query, accents)
-        return PromptContext(question, request.format, request.lang, history)
+        return PromptContext(question, request.format, request.lang, history, instructions=s.prompt_instructions)
 
     def events(self, request: RagRequest, access: UserAccess, stream: bool = False) -> Iterator[Event]:
         """The pipeline as events: phases, ``sources.final`` (always before generation),
@@ -196,7 +196,7 @@ class Pipeline:
                 history = clean_history(request.history, s.chat_history_size, not s.strip_accents)
                 yield Event("sources.final", {"items": []})
                 yield Event("phase", {"name": "rag:response generation"})
-                chat = PromptContext(ctx.query, ctx.format, ctx.lang, history).prompt("chat")
+                chat = replace(ctx, history=history, reasoning=False).prompt("chat")
                 raw = yield from self._final(FinalCall(chat), usage, stream)
             else:
                 if not s.agentic_enabled or not hasattr(self.llm, "chat"):

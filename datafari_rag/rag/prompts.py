@@ -136,6 +136,7 @@ class PromptContext:
     lang: str | None = None
     history: list[dict[str, str]] = field(default_factory=list)
     reasoning: bool = False  # rag.strategy=cot: the steps first, then the answer
+    instructions: str = ""  # prompt.instructions: an administrator's or a workflow's, after the product's
 
     @property
     def reasoning_instruction(self) -> str:
@@ -175,6 +176,8 @@ class PromptContext:
             **extra,
         )
         turns = () if transcript else tuple(chat_turn(m) for m in self.history)
+        if self.instructions and not transcript:
+            system = f"{system}\n{self.instructions.strip()}"
         return Prompt(system, user, turns)
 
 

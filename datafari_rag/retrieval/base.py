@@ -44,6 +44,12 @@ class RetrievalContext:
     cache: SemanticCache | None = None  # cache.enabled: results of close queries in the same scope
     dense: Mapping[str, str] = field(default_factory=dict)  # HyDE: query -> the text kNN embeds instead
 
+    def __post_init__(self) -> None:
+        # retrieval.filters (a workflow's filters) narrow every search of these settings
+        base = self.settings.base_filter
+        if base.values or base.ranges:
+            object.__setattr__(self, "restrict", self.restrict.narrowed(base))
+
     def knn_text(self, query: str) -> str:
         return self.dense.get(query, query)
 

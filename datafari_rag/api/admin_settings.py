@@ -1,0 +1,108 @@
+"""The "RAG & AI configuration" of administrators: every ``rag.properties`` key, and the ones that
+apply at run time changed without a restart.
+
+- ``GET …/admin/settings``: each key with its section, help, default, current value, whether an
+  administrator changed it, whether it may change at run time; a secret (a token, a password, a
+  key) is shown as set or not, never as itself.
+- ``PUT …/admin/settings`` ``{"values": {key: value or null}}``: null puts the file's value
+  back. Every value is checked, then the configuration they make together (it must load and
+  build), then all are saved in one transaction; a refused save changes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response
+
+from ..config import KEYS, ConfigError, Settings
+from ..errors import DatafariError
+from ..live import live_key, secret_key, with_overrides
+from ..retrieval.rerank import build_reranker
+from .body import json_object
+from .context import get_services, live
+from .conversations import store_call
+from .errors import ok_content
+from .users import require_admin
+
+bp = Blueprint("admin_settings", __name__)
+WHAT = "The RAG & AI configuration"
+MAX_VALUE = 20000
+
+
+def _text(value: Any) -> str:
+    """A JSON value as the properties file would hold it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _listing(settings: Settings, overrides: dict[str, str]) -> list[dict[str, Any]]:
+    rows = []
+    for key, f in KEYS.items():
+        value = getattr(settings, f.name)
+        secret = secret_key(key)
+        meta = f.metadata
+        rows.append(
+            {
+                "key": key,
+                "section": meta["section"],
+                "help": meta["help"],
+                "type": f.type if isinstance(f.type, str) else f.type.__name__,
+                "choices": list(meta["choices"]),
+                "minimum": meta["minimum"],
+                "maximum": meta["maximum"],
+                "default": "" if secret else _text(f.default),
+                "value": ("" if secret else _text(value)),
+                "set": bool(value) if secret else None,
+                "secret": secret,
+                "overridden": key in overrides,
+                "live": live_key(key),
+            }
+        )
+    return rows
+
+
+def _answer() -> tuple[Response, int]:
+    services = get_services()
+    overrides = store_call(services.conversations.overrides().values)
+    return ok_content({"settings": _listing(services.settings, overrides)}), 200
+
+
+@bp.get("/admin/settings")
+def read_settings() -> tuple[Response, int]:
+    require_admin(WHAT)
+    return _answer()
+
+
+@bp.put("/admin/settings")
+def save_settings() -> tuple[Response, int]:
+    admin = require_admin(WHAT)
+    body = json_object("settingsBadRequest")
+    if set(body) != {"values"} or not isinstance(body["values"], dict) or not body["values"]:
+        raise DatafariError("settingsBadRequest", 'Send {"values": {key: value, …}} (null: back to the file\'s value).')
+    changes: dict[str, str | None] = {}
+    for key, value in body["values"].items():
+        if key not in KEYS:
+            raise DatafariError("settingsBadRequest", f"{key}: names no setting.")
+        if not live_key(key):
+            raise DatafariError("settingsBadRequest", f"{key}: read at start only; set it in rag.properties.")
+        if value is not None and not isinstance(value, str | int | float | bool):
+            raise DatafariError("settingsBadRequest", f"{key}: a string, a number, true or false (or null).")
+        text = None if value is None else _text(value)
+        if text is not None and len(text) > MAX_VALUE:
+            raise DatafariError("settingsBadRequest", f"{key}: at most {MAX_VALUE} characters.")
+        changes[key] = text
+    services = get_services()
+    store = store_call(services.conversations.overrides)
+    merged = {**store_call(store.values), **changes}
+    kept = {k: v for k, v in merged.items() if v is not None}
+    runtime = live()
+    try:
+        settings = with_overrides(runtime.base, kept)
+        build_reranker(settings, services.llm)  # what could not be built would be refused at each start
+    except ConfigError as exc:
+        raise DatafariError("settingsBadRequest", str(exc)) from None
+    store_call(store.save, changes, admin)
+    runtime.changed()
+    return _answer()

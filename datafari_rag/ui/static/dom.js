@@ -1,0 +1,53 @@
+// Building the page from data: every text goes in as text (never as HTML), so nothing a
+// document, an answer or a user typed can run in the page.
+
+/** An element: h("button", {type: "button", onclick: f}, "Send"). */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith("on")) el.addEventListener(name.slice(2), value);
+    else if (name === "dataset") Object.assign(el.dataset, value);
+    else if (value === true) el.setAttribute(name, "");
+    else el.setAttribute(name, String(value));
+  }
+  append(el, children);
+  return el;
+}
+
+export function append(el, children) {
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+/** A labelled field: the label names the control (for screen readers and for tests). */
+export function field(label, control, help) {
+  const id = control.id || `f-${Math.random().toString(36).slice(2, 10)}`;
+  control.id = id;
+  const parts = [h("label", { for: id }, label), control];
+  if (help) {
+    const helpId = `${id}-help`;
+    control.setAttribute("aria-describedby", helpId);
+    parts.push(h("small", { id: helpId, class: "help" }, help));
+  }
+  return h("div", { class: "field" }, ...parts);
+}
+
+/** A region that tells assistive technologies about errors and successes. */
+export function status() {
+  const el = h("p", { class: "status", role: "status", "aria-live": "polite" });
+  el.show = (text, kind = "ok") => {
+    el.textContent = text;
+    el.className = `status ${kind}`;
+    el.setAttribute("role", kind === "error" ? "alert" : "status");
+  };
+  return el;
+}
+
+export function clear(el) {
+  while (el.firstChild) el.firstChild.remove();
+  return el;
+}

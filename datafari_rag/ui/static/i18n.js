@@ -1,0 +1,76 @@
+// The interface's words in English and French; the answer's language follows the same choice.
+
+const WORDS = {
+  en: {
+    language: "Language", signOut: "Sign out", signIn: "Sign in", username: "Username", password: "Password",
+    chat: "Chat", usage: "Token statistics", settings: "RAG & AI configuration", workflows: "Workflows",
+    users: "Users", conversations: "Conversations", newConversation: "New conversation", rename: "Rename",
+    delete: "Delete", open: "Open", question: "Your question", send: "Send", sources: "Sources",
+    summarize: "Summarize", summary: "Summary", thinking: "Searching the documents…", noConversation:
+    "No conversation yet: ask a question to start one.", newTitle: "New title", confirmDelete:
+    "Delete this conversation?", save: "Save", saved: "Saved: applied without restart.", reset: "Back to the file's value",
+    atStart: "read at start only (rag.properties)", secretSet: "set (hidden)", secretUnset: "not set",
+    name: "Name", description: "Description", retrieval: "Retrieval", strategy: "Strategy", parentChild:
+    "Parent-child (neighbouring chunks)", instructions: "Instructions added to the prompt", enhancers:
+    "Query enhancers", filters: "Source filters (JSON, e.g. {\"extension\": [\"pdf\"]})", ranker: "Reranker",
+    none: "none", topN: "Passages reranked", url: "URL", model: "Model", apiKey: "API key", path: "Folder",
+    chunkSize: "Max chunk size (characters)", overlap: "Overlap (characters)", default: "Default (what ai/rag runs)",
+    create: "Create", edit: "Edit", keys: "API keys", newKey: "New API key", keyName: "What the key is for",
+    keyUser: "Acts as user (empty: me)", revoke: "Revoke", revoked: "revoked", keyShownOnce:
+    "Copy this key now: it will not be shown again.", tryIt: "Try the workflow with an API key", ask: "Ask",
+    answer: "Answer", admin: "Administrator", newPassword: "New password", makeAdmin: "Make administrator",
+    removeAdmin: "Remove administrator", createUser: "Create user", total: "Total", day: "Day", model: "Model",
+    answers: "Answers", promptTokens: "Prompt tokens", completionTokens: "Completion tokens", totalTokens:
+    "Total tokens", user: "User", conversation: "Conversation", count: "wordings", fields: "fields", cancel: "Cancel",
+    multiQuery: "Multi-query", rewrite: "Rewriting", hyde: "HyDE", selfQuery: "Self-querying",
+    workflowSaved: "Workflow saved.", userSaved: "User saved.", deleted: "Deleted.", error: "Error",
+  },
+  fr: {
+    language: "Langue", signOut: "Se déconnecter", signIn: "Se connecter", username: "Identifiant",
+    password: "Mot de passe", chat: "Discussion", usage: "Statistiques de jetons", settings:
+    "Configuration RAG & IA", workflows: "Workflows", users: "Utilisateurs", conversations: "Conversations",
+    newConversation: "Nouvelle conversation", rename: "Renommer", delete: "Supprimer", open: "Ouvrir",
+    question: "Votre question", send: "Envoyer", sources: "Sources", summarize: "Résumer", summary: "Résumé",
+    thinking: "Recherche dans les documents…", noConversation:
+    "Aucune conversation : posez une question pour en commencer une.", newTitle: "Nouveau titre", confirmDelete:
+    "Supprimer cette conversation ?", save: "Enregistrer", saved: "Enregistré : appliqué sans redémarrage.",
+    reset: "Revenir à la valeur du fichier", atStart: "lu au démarrage seulement (rag.properties)",
+    secretSet: "défini (masqué)", secretUnset: "non défini", name: "Nom", description: "Description",
+    retrieval: "Recherche", strategy: "Stratégie", parentChild: "Parent-enfant (morceaux voisins)",
+    instructions: "Instructions ajoutées au prompt", enhancers: "Amélioration de la requête", filters:
+    "Filtres de sources (JSON, ex. {\"extension\": [\"pdf\"]})", ranker: "Reclassement", none: "aucun",
+    topN: "Passages reclassés", url: "URL", model: "Modèle", apiKey: "Clé d'API", path: "Dossier",
+    chunkSize: "Taille max. d'un morceau (caractères)", overlap: "Recouvrement (caractères)", default:
+    "Par défaut (ce que lance ai/rag)", create: "Créer", edit: "Modifier", keys: "Clés d'API", newKey:
+    "Nouvelle clé d'API", keyName: "Usage de la clé", keyUser: "Agit en tant que (vide : moi)", revoke: "Révoquer",
+    revoked: "révoquée", keyShownOnce: "Copiez cette clé maintenant : elle ne sera plus affichée.", tryIt:
+    "Essayer le workflow avec une clé d'API", ask: "Demander", answer: "Réponse", admin: "Administrateur",
+    newPassword: "Nouveau mot de passe", makeAdmin: "Rendre administrateur", removeAdmin: "Retirer administrateur",
+    createUser: "Créer l'utilisateur", total: "Total", day: "Jour", model: "Modèle", answers: "Réponses",
+    promptTokens: "Jetons du prompt", completionTokens: "Jetons de la réponse", totalTokens: "Jetons au total",
+    user: "Utilisateur", conversation: "Conversation", count: "formulations", fields: "champs", cancel: "Annuler",
+    multiQuery: "Multi-requêtes", rewrite: "Réécriture", hyde: "HyDE", selfQuery: "Auto-filtrage",
+    workflowSaved: "Workflow enregistré.", userSaved: "Utilisateur enregistré.", deleted: "Supprimé.",
+    error: "Erreur",
+  },
+};
+
+export function lang() {
+  const chosen = localStorage.getItem("dfr.lang");
+  if (chosen === "en" || chosen === "fr") return chosen;
+  return (navigator.language || "en").startsWith("fr") ? "fr" : "en";
+}
+
+export function setLang(value) {
+  localStorage.setItem("dfr.lang", value);
+  document.documentElement.lang = value;
+}
+
+export function t(key) {
+  return (WORDS[lang()] || WORDS.en)[key] || WORDS.en[key] || key;
+}
+
+/** The static words of the page (elements with data-i18n). */
+export function translateStatic() {
+  for (const el of document.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
+}

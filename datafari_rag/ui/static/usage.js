@@ -1,0 +1,19 @@
+// Token statistics: mine, or everyone's for an administrator (GET usage).
+
+import { api } from "./api.js";
+import { h } from "./dom.js";
+import { t } from "./i18n.js";
+
+const COLUMNS = ["day", "username", "conversation_id", "model", "answers", "prompt_tokens", "completion_tokens", "total_tokens"];
+const HEADINGS = ["day", "user", "conversation", "model", "answers", "promptTokens", "completionTokens", "totalTokens"];
+
+export async function usageView(main) {
+  const { usage, totals } = await api("/usage");
+  const table = h("table", { class: "usage" },
+    h("caption", {}, t("usage")),
+    h("thead", {}, h("tr", {}, ...HEADINGS.map((k) => h("th", { scope: "col" }, t(k))))),
+    h("tbody", {}, ...usage.map((row) => h("tr", {}, ...COLUMNS.map((k) => h("td", {}, row[k]))))),
+    h("tfoot", {}, h("tr", {}, h("th", { scope: "row", colspan: 4 }, t("total")),
+      ...["answers", "prompt_tokens", "completion_tokens", "total_tokens"].map((k) => h("td", { class: "total" }, totals[k])))));
+  main.append(h("h1", {}, t("usage")), table);
+}

@@ -1,0 +1,185 @@
+// Workflows (administrators): the list, a workflow's configuration (checked whole by the server
+// on save), its API keys (a new key shown once, revocable), and a try-out with a key.
+
+import { api } from "./api.js";
+import { clear, field, h, status } from "./dom.js";
+import { lang, t } from "./i18n.js";
+
+const RETRIEVALS = ["bm25", "vector", "rrf"];
+const STRATEGIES = ["simple", "cot", "reflect", "multihop"];
+
+function select(name, choices, value) {
+  const el = h("select", { name }, ...choices.map((c) => h("option", { value: c }, c)));
+  el.value = value;
+  return el;
+}
+
+function workflowForm(workflow, onSaved) {
+  const w = workflow || { retrieval: "bm25", strategy: "simple", chunker: { maxChunkSize: 600, overlap: 0 },
+    queryEnhancers: [], filters: {}, ranker: null, parentChild: false, default: false, name: "", description: "",
+    instructions: "" };
+  const enhancer = (kind) => w.queryEnhancers.find((e) => e.kind === kind);
+  const c = {
+    name: h("input", { name: "name", required: true, maxlength: 100, value: w.name }),
+    description: h("input", { name: "description", maxlength: 500, value: w.description }),
+    retrieval: select("retrieval", RETRIEVALS, w.retrieval),
+    strategy: select("strategy", STRATEGIES, w.strategy),
+    parentChild: h("input", { name: "parentChild", type: "checkbox", checked: w.parentChild }),
+    instructions: h("textarea", { name: "instructions", rows: 3, maxlength: 4000 }),
+    rewrite: h("input", { name: "rewrite", type: "checkbox", checked: !!enhancer("rewrite") }),
+    multiQuery: h("input", { name: "multiQuery", type: "checkbox", checked: !!enhancer("multiQuery") }),
+    multiQueryCount: h("input", { name: "multiQueryCount", type: "number", min: 1, max: 5,
+      value: enhancer("multiQuery")?.count || 3 }),
+    hyde: h("input", { name: "hyde", type: "checkbox", checked: !!enhancer("hyde") }),
+    selfQuery: h("input", { name: "selfQuery", value: (enhancer("selfQuery")?.fields || []).join(",") }),
+    filters: h("textarea", { name: "filters", rows: 2 }),
+    ranker: select("ranker", ["", "api", "onnx", "llm"], w.ranker?.kind || ""),
+    topN: h("input", { name: "topN", type: "number", min: 2, max: 100, value: w.ranker?.topN || 20 }),
+    rankerUrl: h("input", { name: "rankerUrl", value: w.ranker?.url || "" }),
+    rankerModel: h("input", { name: "rankerModel", value: w.ranker?.model || "" }),
+    rankerKey: h("input", { name: "rankerKey", type: "password", autocomplete: "off",
+      placeholder: w.ranker?.apiKey ? t("secretSet") : t("secretUnset") }),
+    rankerPath: h("input", { name: "rankerPath", value: w.ranker?.path || "" }),
+    chunkSize: h("input", { name: "chunkSize", type: "number", min: 50, max: 8000, value: w.chunker.maxChunkSize }),
+    overlap: h("input", { name: "overlap", type: "number", min: 0, value: w.chunker.overlap }),
+    default: h("input", { name: "default", type: "checkbox", checked: w.default }),
+  };
+  c.instructions.value = w.instructions;
+  c.filters.value = Object.keys(w.filters).length ? JSON.stringify(w.filters) : "";
+  c.ranker.options[0].textContent = t("none");
+  const message = status();
+  const check = (input, label) => h("label", { class: "check" }, input, " ", label);
+  const form = h("form", { class: "card workflow-form", "aria-label": w.id ? `${t("edit")}: ${w.name}` : t("create") },
+    field(t("name"), c.name), field(t("description"), c.description),
+    field(t("retrieval"), c.retrieval), field(t("strategy"), c.strategy),
+    check(c.parentChild, t("parentChild")), field(t("instructions"), c.instructions),
+    h("fieldset", {}, h("legend", {}, t("enhancers")), check(c.rewrite, t("rewrite")),
+      check(c.multiQuery, t("multiQuery")), field(`${t("multiQuery")}: ${t("count")}`, c.multiQueryCount),
+      check(c.hyde, t("hyde")), field(`${t("selfQuery")}: ${t("fields")}`, c.selfQuery)),
+    field(t("filters"), c.filters),
+    h("fieldset", {}, h("legend", {}, t("ranker")), field(t("ranker"), c.ranker), field(t("topN"), c.topN),
+      field(`${t("url")} (api)`, c.rankerUrl), field(`${t("model")} (api)`, c.rankerModel),
+      field(`${t("apiKey")} (api)`, c.rankerKey), field(`${t("path")} (onnx)`, c.rankerPath)),
+    h("fieldset", {}, h("legend", {}, "Chunker"), field(t("chunkSize"), c.chunkSize), field(t("overlap"), c.overlap)),
+    check(c.default, t("default")),
+    h("button", { type: "submit" }, t("save")), message);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    let filters = {};
+    try { filters = c.filters.value.trim() ? JSON.parse(c.filters.value) : {}; }
+    catch { message.show(`${t("filters")}: JSON`, "error"); c.filters.focus(); return; }
+    const enhancers = [];
+    if (c.rewrite.checked) enhancers.push({ kind: "rewrite" });
+    if (c.multiQuery.checked) enhancers.push({ kind: "multiQuery", count: Number(c.multiQueryCount.value) });
+    if (c.hyde.checked) enhancers.push({ kind: "hyde" });
+    const fields = c.selfQuery.value.split(",").map((f) => f.trim()).filter(Boolean);
+    if (fields.length) enhancers.push({ kind: "selfQuery", fields });
+    let ranker = null;
+    if (c.ranker.value) {
+      ranker = { kind: c.ranker.value, topN: Number(c.topN.value) };
+      if (ranker.kind === "api") {
+        ranker.url = c.rankerUrl.value;
+        if (c.rankerModel.value) ranker.model = c.rankerModel.value;
+        if (c.rankerKey.value) ranker.apiKey = c.rankerKey.value;
+      }
+      if (ranker.kind === "onnx") ranker.path = c.rankerPath.value;
+    }
+    const body = {
+      name: c.name.value, description: c.description.value, retrieval: c.retrieval.value, strategy: c.strategy.value,
+      parentChild: c.parentChild.checked, instructions: c.instructions.value, queryEnhancers: enhancers, filters, ranker,
+      chunker: { kind: "recursive", maxChunkSize: Number(c.chunkSize.value), overlap: Number(c.overlap.value) },
+      default: c.default.checked,
+    };
+    try {
+      const { workflow } = w.id
+        ? await api(`/workflows/${w.id}`, { method: "PUT", body })
+        : await api("/workflows", { method: "POST", body });
+      onSaved(workflow);
+    } catch (error) { message.show(error.message, "error"); }
+  });
+  return form;
+}
+
+async function keysPanel(workflow) {
+  const panel = h("section", { class: "card keys", "aria-labelledby": "keys-title" });
+  const message = status();
+  const render = async (secret) => {
+    clear(panel);
+    const { keys } = await api(`/workflows/${workflow.id}/keys`);
+    const name = h("input", { name: "keyName", maxlength: 100 });
+    const user = h("input", { name: "keyUser", autocomplete: "off" });
+    const form = h("form", {}, field(t("keyName"), name), field(t("keyUser"), user), h("button", { type: "submit" }, t("newKey")));
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const body = { name: name.value };
+      if (user.value.trim()) body.username = user.value.trim();
+      try { const created = await api(`/workflows/${workflow.id}/keys`, { method: "POST", body }); await render(created.secret); }
+      catch (error) { message.show(error.message, "error"); }
+    });
+    panel.append(h("h2", { id: "keys-title" }, `${t("keys")}: ${workflow.name}`),
+      h("ul", {}, ...keys.map((k) => h("li", {}, `${k.name || "—"} · ${k.prefix}… · ${k.username}`,
+        k.revoked_at ? ` · ${t("revoked")}` : " ",
+        k.revoked_at ? null : h("button", { type: "button", class: "small danger", "aria-label": `${t("revoke")}: ${k.prefix}`,
+          onclick: async () => { await api(`/workflows/${workflow.id}/keys/${k.id}`, { method: "DELETE" }); await render(); } },
+        t("revoke"))))),
+      form, message);
+    if (secret) {
+      panel.append(h("div", { class: "secret", role: "alert" }, h("p", {}, t("keyShownOnce")),
+        h("output", { class: "new-key", "aria-label": t("apiKey") }, secret)));
+    }
+    panel.append(tryIt(workflow, secret));
+  };
+  await render();
+  return panel;
+}
+
+function tryIt(workflow, secret) {
+  const key = h("input", { name: "tryKey", type: "password", autocomplete: "off", value: secret || "" });
+  const query = h("input", { name: "tryQuery", required: true });
+  const output = h("div", { class: "answer", "aria-live": "polite" });
+  const form = h("form", { class: "try" }, h("h3", {}, t("tryIt")), field(t("apiKey"), key), field(t("question"), query),
+    h("button", { type: "submit" }, t("ask")), h("h4", {}, t("answer")), output);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    output.textContent = "…";
+    output.classList.remove("error");
+    try {
+      const content = await api(`/workflows/${workflow.id}/query`, { method: "POST",
+        body: { query: query.value, lang: lang() }, extraHeaders: { "X-API-Key": key.value } });
+      output.replaceChildren(h("p", {}, content.message),
+        h("ol", {}, ...content.documents.map((d) => h("li", {}, h("a", { href: d.url, target: "_blank", rel: "noopener" }, d.title || d.url)))));
+    } catch (error) { output.textContent = error.message; output.classList.add("error"); }
+  });
+  return form;
+}
+
+export async function workflowsView(main) {
+  const { workflows } = await api("/workflows");
+  const detail = h("div", { class: "workflow-detail" });
+  const message = status();
+  const show = async (workflow) => {
+    clear(detail);
+    detail.append(workflowForm(workflow, async (saved) => {
+      main.replaceChildren();
+      await workflowsView(main);
+      main.querySelector(".status").show(t("workflowSaved"));
+      await main.openWorkflow(saved);
+    }));
+    if (workflow?.id) detail.append(await keysPanel(workflow));
+    detail.querySelector("input")?.focus();
+  };
+  main.openWorkflow = show;
+  const rows = workflows.map((w) => h("tr", {},
+    h("th", { scope: "row" }, w.name), h("td", {}, w.retrieval), h("td", {}, w.strategy),
+    h("td", {}, w.default ? "✔" : ""),
+    h("td", {}, h("button", { type: "button", class: "small", "aria-label": `${t("edit")}: ${w.name}`, onclick: () => show(w) }, t("edit")),
+      " ",
+      h("button", { type: "button", class: "small danger", "aria-label": `${t("delete")}: ${w.name}`, onclick: async () => {
+        try { await api(`/workflows/${w.id}`, { method: "DELETE" }); main.replaceChildren(); await workflowsView(main); }
+        catch (error) { message.show(error.message, "error"); }
+      } }, t("delete")))));
+  main.append(h("h1", {}, t("workflows")), message,
+    h("table", { class: "workflows" }, h("thead", {}, h("tr", {}, ...["name", "retrieval", "strategy", "default", ""].map(
+      (k) => h("th", { scope: "col" }, k ? t(k) : "")))), h("tbody", {}, ...rows)),
+    h("button", { type: "button", onclick: () => show(null) }, t("create")), detail);
+}

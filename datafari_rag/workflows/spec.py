@@ -1,0 +1,279 @@
+"""A workflow as its API describes it, validated, and as the ``rag.properties`` keys it sets.
+
+A workflow is the product's pipeline with some stages chosen: its retrieval, strategy, prompt
+instructions, parent-child enrichment, query enhancers, source filters, reranker and, at indexing
+time, its chunker. Running it is running the pipeline with those keys over the current settings,
+so a workflow can do exactly what the configuration can, and is checked by the same rules.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config import KEYS, MAX_INSTRUCTIONS, ConfigError, Settings, checked, convert
+from ..conversations.schema import CHUNKERS, ENHANCERS, RANKERS, RETRIEVALS, STRATEGIES
+from ..retrieval.filters import source_filter
+
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}$")
+FIELDS = {
+    "name",
+    "description",
+    "retrieval",
+    "strategy",
+    "parentChild",
+    "instructions",
+    "chunker",
+    "queryEnhancers",
+    "filters",
+    "ranker",
+    "default",
+}
+CHUNKER_FIELDS = {"kind", "maxChunkSize", "overlap", "evaluator", "threshold"}
+ENHANCER_OPTIONS = {"rewrite": set(), "multiQuery": {"count", "minVotes"}, "hyde": set(), "selfQuery": {"fields"}}
+RANKER_OPTIONS = {"api": {"url", "model", "apiKey"}, "onnx": {"path"}, "llm": set()}
+SECRET_OPTIONS = {"apiKey"}  # saved, used, never shown back
+
+
+class WorkflowError(ValueError):
+    """A workflow request that cannot be done; ``label`` is the error's Datafari label."""
+
+    def __init__(self, label: str, message: str) -> None:
+        super().__init__(message)
+        self.label = label
+
+
+def _bad(message: str) -> WorkflowError:
+    return WorkflowError("workflowBadRequest", message)
+
+
+@dataclass(frozen=True)
+class ChunkerSpec:
+    kind: str = "recursive"
+    max_chunk_size: int = 600  # characters
+    overlap: int = 0
+    evaluator: bool = False  # an LLM scores each chunk; below the threshold it is dropped
+    threshold: float = 0.9
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "maxChunkSize": self.max_chunk_size,
+            "overlap": self.overlap,
+            "evaluator": self.evaluator,
+            "threshold": self.threshold,
+        }
+
+
+@dataclass(frozen=True)
+class WorkflowSpec:
+    name: str
+    description: str = ""
+    retrieval: str = "bm25"
+    strategy: str = "simple"
+    parent_child: bool = False
+    instructions: str = ""
+    chunker: ChunkerSpec = field(default_factory=ChunkerSpec)
+    enhancers: tuple[tuple[str, dict[str, Any]], ...] = ()  # (kind, options), in order
+    filters: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    ranker: tuple[str, int, dict[str, Any]] | None = None  # (kind, topN, options)
+    default: bool = False
+
+    def as_dict(self, secrets: bool = False) -> dict[str, Any]:
+        """The API's JSON; a ranker's API key is shown as set or not, never as itself."""
+        ranker = None
+        if self.ranker is not None:
+            kind, top_n, options = self.ranker
+            shown = {k: (v if secrets or k not in SECRET_OPTIONS else bool(v)) for k, v in options.items()}
+            ranker = {"kind": kind, "topN": top_n, **shown}
+        return {
+            "name": self.name,
+            "description": self.description,
+            "retrieval": self.retrieval,
+            "strategy": self.strategy,
+            "parentChild": self.parent_child,
+            "instructions": self.instructions,
+            "chunker": self.chunker.as_dict(),
+            "queryEnhancers": [{"kind": kind, **options} for kind, options in self.enhancers],
+            "filters": {k: list(v) for k, v in self.filters.items()},
+            "ranker": ranker,
+            "default": self.default,
+        }
+
+    def overrides(self) -> dict[str, str]:
+        """The ``rag.properties`` keys this workflow sets, as text (what the file would hold)."""
+        keys = {
+            "retrieval.method": self.retrieval,
+            "rag.strategy": self.strategy,
+            "context.neighbours": "1" if self.parent_child else "0",
+            "prompt.instructions": self.instructions,
+            "retrieval.filters": json.dumps({k: list(v) for k, v in self.filters.items()}) if self.filters else "",
+            "vector.chunksize": str(self.chunker.max_chunk_size),
+            "vector.chunksize.unit": "characters",
+            "vector.maxoverlap": str(self.chunker.overlap),
+            "chat.query.rewriting.enabled.bm25": "false",
+            "chat.query.rewriting.enabled.vector": "false",
+            "query.multiQuery.count": "0",
+            "query.hyde.enabled": "false",
+            "query.selfQuery.fields": "",
+            "rerank.enabled": "false",
+        }
+        for kind, options in self.enhancers:
+            if kind == "rewrite":
+                keys["chat.query.rewriting.enabled.bm25"] = keys["chat.query.rewriting.enabled.vector"] = "true"
+            elif kind == "multiQuery":
+                keys["query.multiQuery.count"] = str(options.get("count", 3))
+                keys["query.multiQuery.minVotes"] = str(options.get("minVotes", 1))
+            elif kind == "hyde":
+                keys["query.hyde.enabled"] = "true"
+            else:
+                keys["query.selfQuery.fields"] = ",".join(options.get("fields", []))
+        if self.ranker is not None:
+            kind, top_n, options = self.ranker
+            keys |= {"rerank.enabled": "true", "rerank.backend": kind, "rerank.topN": str(top_n)}
+            names = {"url": "rerank.api.url", "model": "rerank.api.model", "apiKey": "rerank.api.key"}
+            keys |= {names[k]: v for k, v in options.items() if k in names}
+            if "path" in options:
+                keys["rerank.onnx.path"] = options["path"]
+        return keys
+
+    def settings(self, base: Settings) -> Settings:
+        """``base`` with this workflow's keys, checked as the properties file's are (ConfigError)."""
+        changes = {KEYS[key].name: convert(key, raw) for key, raw in self.overrides().items()}
+        return checked(base.replace(**changes))
+
+
+def _text(body: dict[str, Any], name: str, maximum: int, default: str = "") -> str:
+    value = body.get(name, default)
+    if not isinstance(value, str) or len(value) > maximum:
+        raise _bad(f"'{name}' is a string of at most {maximum} characters.")
+    return value
+
+
+def _choice(body: dict[str, Any], name: str, choices: tuple[str, ...], default: str) -> str:
+    value = body.get(name, default)
+    if value not in choices:
+        raise _bad(f"'{name}' is one of {', '.join(choices)}.")
+    return value
+
+
+def _bool(body: dict[str, Any], name: str) -> bool:
+    value = body.get(name, False)
+    if not isinstance(value, bool):
+        raise _bad(f"'{name}' is true or false.")
+    return value
+
+
+def _int(body: dict[str, Any], name: str, low: int, high: int, default: int) -> int:
+    value = body.get(name, default)
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise _bad(f"'{name}' is a whole number from {low} to {high}.")
+    return value
+
+
+def _object(value: Any, name: str, allowed: set[str]) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _bad(f"'{name}' is an object.")
+    unknown = sorted(set(value) - allowed)
+    if unknown:
+        raise _bad(f"Unknown field(s) in '{name}': {', '.join(unknown)}.")
+    return value
+
+
+def _chunker(value: Any) -> ChunkerSpec:
+    if value is None:
+        return ChunkerSpec()
+    body = _object(value, "chunker", CHUNKER_FIELDS)
+    size = _int(body, "maxChunkSize", 50, 8000, 600)
+    threshold = body.get("threshold", 0.9)
+    if not isinstance(threshold, int | float) or isinstance(threshold, bool) or not 0 <= threshold <= 1:
+        raise _bad("'chunker.threshold' is a number from 0 to 1.")
+    if _bool(body, "evaluator"):
+        raise _bad("'chunker.evaluator': the indexer has no chunk evaluator yet.")
+    return ChunkerSpec(
+        _choice(body, "kind", CHUNKERS[:1], "recursive"),  # the chunkers the indexer runs
+        size,
+        _int(body, "overlap", 0, size - 1, 0),
+        False,
+        float(threshold),
+    )
+
+
+def _enhancers(value: Any) -> tuple[tuple[str, dict[str, Any]], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise _bad("'queryEnhancers' is a list of {kind, …}.")
+    found: list[tuple[str, dict[str, Any]]] = []
+    for item in value:
+        kind = item.get("kind") if isinstance(item, dict) else None
+        if kind not in ENHANCERS:
+            raise _bad(f"Each query enhancer has a 'kind' among {', '.join(ENHANCERS)}.")
+        if any(kind == k for k, _ in found):
+            raise _bad(f"The query enhancer '{kind}' is given twice.")
+        options = {k: v for k, v in _object(item, "queryEnhancers", {"kind", *ENHANCER_OPTIONS[kind]}).items()}
+        options.pop("kind")
+        if kind == "multiQuery":
+            count = _int(options, "count", 1, 5, 3)
+            options = {"count": count, "minVotes": _int(options, "minVotes", 1, count + 1, 1)}
+        if kind == "selfQuery":
+            fields = options.get("fields")
+            if not isinstance(fields, list) or not fields or not all(isinstance(f, str) for f in fields):
+                raise _bad("'selfQuery' needs 'fields': a list of field names.")
+            options = {"fields": fields}
+        found.append((kind, options))
+    return tuple(found)
+
+
+def _ranker(value: Any) -> tuple[str, int, dict[str, Any]] | None:
+    if value is None:
+        return None
+    kind = value.get("kind") if isinstance(value, dict) else None
+    if kind not in RANKERS:
+        raise _bad(f"'ranker' is null or has a 'kind' among {', '.join(RANKERS)}.")
+    body = _object(value, "ranker", {"kind", "topN", *RANKER_OPTIONS[kind]})
+    options = {k: v for k, v in body.items() if k not in ("kind", "topN")}
+    if not all(isinstance(v, str) and len(v) <= 2048 for v in options.values()):
+        raise _bad("The ranker's options are strings of at most 2048 characters.")
+    return kind, _int(body, "topN", 2, 100, 20), options
+
+
+def parse_workflow(body: dict[str, Any], base: Settings, secrets_kept: dict[str, Any] | None = None) -> WorkflowSpec:
+    """A workflow from its JSON, every field checked, then its settings checked as a whole (a
+    reranker that cannot be built, a self-query field that does not exist): WorkflowError.
+    ``secrets_kept``: the stored ranker's options, whose API key a client that did not send one keeps."""
+    unknown = sorted(set(body) - FIELDS)
+    if unknown:
+        raise _bad(f"Unknown field(s): {', '.join(unknown)}.")
+    name = body.get("name")
+    if not isinstance(name, str) or not NAME.match(name):
+        raise _bad("'name' is 1 to 100 letters, digits, spaces, '.', '_' or '-', starting with a letter or digit.")
+    instructions = _text(body, "instructions", MAX_INSTRUCTIONS)
+    try:
+        filters = source_filter(body.get("filters") or None).values
+    except ValueError as exc:
+        raise _bad(str(exc)) from None
+    ranker = _ranker(body.get("ranker"))
+    if ranker is not None and secrets_kept and ranker[0] == "api" and "apiKey" not in ranker[2]:
+        kept = {k: secrets_kept[k] for k in SECRET_OPTIONS & set(secrets_kept)}
+        ranker = (ranker[0], ranker[1], {**ranker[2], **kept})
+    spec = WorkflowSpec(
+        name=name,
+        description=_text(body, "description", 500),
+        retrieval=_choice(body, "retrieval", RETRIEVALS, "bm25"),
+        strategy=_choice(body, "strategy", STRATEGIES, "simple"),
+        parent_child=_bool(body, "parentChild"),
+        instructions=instructions,
+        chunker=_chunker(body.get("chunker")),
+        enhancers=_enhancers(body.get("queryEnhancers")),
+        filters=filters,
+        ranker=ranker,
+        default=_bool(body, "default"),
+    )
+    try:
+        spec.settings(base)
+    except ConfigError as exc:
+        raise _bad(f"This workflow cannot run: {exc}") from None
+    return spec

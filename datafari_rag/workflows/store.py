@@ -1,0 +1,248 @@
+"""Workflows and their API keys in the relational store (the conversations' database).
+
+A workflow is saved whole in one transaction (its row, chunker, enhancers, filters and ranker),
+so a refused save changes nothing. At most one workflow is the default: the one ``ai/rag`` runs.
+An API key is random (256 bits), shown once at creation; only its SHA-256 is kept, and a revoked
+key is kept as revoked (its hash can never be accepted again).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Engine, select, update
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.orm import Session, selectinload, sessionmaker
+
+from ..conversations.schema import (
+    ApiKey,
+    Chunker,
+    QueryEnhancer,
+    Ranker,
+    Workflow,
+    WorkflowFilter,
+)
+from ..conversations.store import StoreUnavailable
+from .spec import ChunkerSpec, WorkflowError, WorkflowSpec
+
+KEY_PREFIX = "dfr_"
+MAX_KEYS = 50  # per workflow, revoked ones included
+
+
+def _utc(moment: datetime | None) -> str | None:
+    if moment is None:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).isoformat()
+
+
+def key_hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class StoredWorkflow:
+    id: str
+    spec: WorkflowSpec
+    created_at: str
+    updated_at: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, **self.spec.as_dict(), "created_at": self.created_at, "updated_at": self.updated_at}
+
+    @property
+    def version(self) -> tuple[str, str]:
+        return self.id, self.updated_at
+
+
+def _spec(row: Workflow) -> WorkflowSpec:
+    filters: dict[str, tuple[str, ...]] = {}
+    for f in row.filters:
+        filters[f.field] = (*filters.get(f.field, ()), f.value)
+    c = row.chunker
+    return WorkflowSpec(
+        name=row.name,
+        description=row.description,
+        retrieval=row.retrieval,
+        strategy=row.strategy,
+        parent_child=row.parent_child,
+        instructions=row.instructions,
+        chunker=ChunkerSpec(c.kind, c.max_chunk_size, c.overlap, c.evaluator, c.threshold),
+        enhancers=tuple((e.kind, dict(e.options)) for e in row.enhancers),
+        filters=filters,
+        ranker=(row.ranker.kind, row.ranker.top_n, dict(row.ranker.options)) if row.ranker else None,
+        default=row.is_default,
+    )
+
+
+def _stored(row: Workflow) -> StoredWorkflow:
+    return StoredWorkflow(row.id, _spec(row), _utc(row.created_at) or "", _utc(row.updated_at) or "")
+
+
+def _fill(row: Workflow, spec: WorkflowSpec) -> None:
+    """The row and its children as ``spec`` says (children replaced whole)."""
+    row.name, row.description, row.retrieval, row.strategy = spec.name, spec.description, spec.retrieval, spec.strategy
+    row.parent_child, row.instructions, row.is_default = spec.parent_child, spec.instructions, spec.default
+    c = spec.chunker
+    row.chunker = Chunker(
+        kind=c.kind, max_chunk_size=c.max_chunk_size, overlap=c.overlap, evaluator=c.evaluator, threshold=c.threshold
+    )
+    row.enhancers = [QueryEnhancer(position=i, kind=k, options=o) for i, (k, o) in enumerate(spec.enhancers)]
+    row.filters = [WorkflowFilter(field=f, value=v) for f, values in spec.filters.items() for v in values]
+    row.ranker = Ranker(kind=spec.ranker[0], top_n=spec.ranker[1], options=spec.ranker[2]) if spec.ranker else None
+
+
+class WorkflowStore:
+    def __init__(self, engine: Engine) -> None:
+        self.sessions = sessionmaker(engine, expire_on_commit=False)
+
+    @contextmanager
+    def _session(self) -> Iterator[Session]:
+        try:
+            with self.sessions.begin() as session:
+                yield session
+        except IntegrityError as exc:
+            raise WorkflowError("workflowExists", "A workflow already has this name.") from exc
+        except SQLAlchemyError as exc:
+            raise StoreUnavailable(f"the workflow store failed: {type(exc).__name__}") from exc
+
+    @staticmethod
+    def _loaded() -> Any:
+        return select(Workflow).options(
+            selectinload(Workflow.chunker),
+            selectinload(Workflow.enhancers),
+            selectinload(Workflow.filters),
+            selectinload(Workflow.ranker),
+        )
+
+    def _row(self, session: Session, workflow_id: str, lock: bool = False) -> Workflow:
+        query = self._loaded().where(Workflow.id == workflow_id)
+        row = session.scalars(query.with_for_update() if lock else query).first()
+        if row is None:
+            raise WorkflowError("workflowNotFound", "No such workflow.")
+        return row
+
+    def _taken(self, session: Session, name: str, other_than: str | None = None) -> None:
+        query = select(Workflow.id).where(Workflow.name == name)
+        if other_than:
+            query = query.where(Workflow.id != other_than)
+        if session.scalars(query).first() is not None:
+            raise WorkflowError("workflowExists", "A workflow already has this name.")
+
+    @staticmethod
+    def _only_default(session: Session, spec: WorkflowSpec, workflow_id: str) -> None:
+        if spec.default:  # one default: the others stop being it, in the same transaction
+            session.execute(update(Workflow).where(Workflow.id != workflow_id).values(is_default=False))
+
+    def create(self, spec: WorkflowSpec) -> StoredWorkflow:
+        now = datetime.now(UTC)
+        with self._session() as session:
+            self._taken(session, spec.name)
+            row = Workflow(id=str(uuid.uuid4()), created_at=now, updated_at=now)
+            _fill(row, spec)
+            self._only_default(session, spec, row.id)
+            session.add(row)
+            session.flush()
+            return _stored(row)
+
+    def replace(self, workflow_id: str, spec: WorkflowSpec) -> StoredWorkflow:
+        with self._session() as session:
+            row = self._row(session, workflow_id, lock=True)
+            self._taken(session, spec.name, workflow_id)
+            # the old children go first: their unique constraints would refuse the new ones
+            row.chunker, row.enhancers, row.filters, row.ranker = None, [], [], None  # type: ignore[assignment]
+            session.flush()
+            _fill(row, spec)
+            self._only_default(session, spec, workflow_id)
+            row.updated_at = datetime.now(UTC)
+            session.flush()
+            return _stored(row)
+
+    def delete(self, workflow_id: str) -> None:
+        with self._session() as session:
+            session.delete(self._row(session, workflow_id, lock=True))
+
+    def get(self, workflow_id: str) -> StoredWorkflow:
+        with self._session() as session:
+            return _stored(self._row(session, workflow_id))
+
+    def list(self) -> list[StoredWorkflow]:
+        with self._session() as session:
+            return [_stored(r) for r in session.scalars(self._loaded().order_by(Workflow.name))]
+
+    def default(self) -> StoredWorkflow | None:
+        with self._session() as session:
+            row = session.scalars(self._loaded().where(Workflow.is_default.is_(True))).first()
+            return _stored(row) if row else None
+
+    # --- API keys -----------------------------------------------------------------------------
+
+    def create_key(self, workflow_id: str, name: str, username: str) -> tuple[dict[str, Any], str]:
+        """A new key of the workflow, acting as ``username``: its description and the key itself
+        (returned here only)."""
+        secret = KEY_PREFIX + secrets.token_urlsafe(32)
+        with self._session() as session:
+            self._row(session, workflow_id, lock=True)
+            count = len(session.scalars(select(ApiKey.id).where(ApiKey.workflow_id == workflow_id)).all())
+            if count >= MAX_KEYS:
+                message = f"A workflow has at most {MAX_KEYS} keys, revoked ones included."
+                raise WorkflowError("workflowBadRequest", message)
+            row = ApiKey(
+                id=str(uuid.uuid4()),
+                workflow_id=workflow_id,
+                name=name,
+                prefix=secret[:12],
+                key_hash=key_hash(secret),
+                username=username,
+                created_at=datetime.now(UTC),
+            )
+            session.add(row)
+            session.flush()
+            return _key(row), secret
+
+    def keys(self, workflow_id: str) -> list[dict[str, Any]]:
+        with self._session() as session:
+            self._row(session, workflow_id)
+            rows = session.scalars(select(ApiKey).where(ApiKey.workflow_id == workflow_id).order_by(ApiKey.created_at))
+            return [_key(r) for r in rows]
+
+    def revoke_key(self, workflow_id: str, key_id: str) -> dict[str, Any]:
+        with self._session() as session:
+            row = session.get(ApiKey, key_id, with_for_update=True)
+            if row is None or row.workflow_id != workflow_id:
+                raise WorkflowError("apiKeyNotFound", "No such key for this workflow.")
+            if row.revoked_at is None:
+                row.revoked_at = datetime.now(UTC)
+            return _key(row)
+
+    def key_user(self, workflow_id: str, secret: str) -> str | None:
+        """The username a valid, unrevoked key of this workflow acts as; None for any other key."""
+        if not secret.startswith(KEY_PREFIX) or len(secret) > 200:
+            return None
+        digest = key_hash(secret)
+        with self._session() as session:
+            row = session.scalars(select(ApiKey).where(ApiKey.key_hash == digest)).first()
+            if row is None or not hmac.compare_digest(row.key_hash, digest):
+                return None
+            if row.workflow_id != workflow_id or row.revoked_at is not None:
+                return None
+            return row.username
+
+
+def _key(row: ApiKey) -> dict[str, Any]:
+    """A key as the API shows it: never the key nor its hash, only its first characters."""
+    return {
+        "id": row.id,
+        "name": row.name,
+        "prefix": row.prefix,
+        "username": row.username,
+        "created_at": _utc(row.created_at),
+        "revoked_at": _utc(row.revoked_at),
+    }

@@ -1,0 +1,334 @@
+"""Workflows and their API keys, and the run-time settings, on the real Solr: administrators
+define them, a key runs its workflow as its user (that user's ACL filter on every search), the
+default workflow is what ai/rag runs, and every refused request changes nothing."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+from sqlalchemy import text
+
+from datafari_rag.app import create_app
+from datafari_rag.config import Settings
+from datafari_rag.conversations import StoreHandle
+from datafari_rag.conversations.database import open_engine
+from datafari_rag.solr import SolrClient
+from datafari_rag.testing.fake_llm import FakeLlm
+from tests.integration.conftest import board_world
+
+API = "/Datafari/rest/v2.0"
+MEMO = "file://share/board/pay.txt"
+PASSWORD = "correct horse battery"
+QUESTION = {"query": "board pay memo salaries"}
+TABLES = ("workflow", "chunker", "query_enhancer", "workflow_filter", "ranker", "api_key", "setting_override")
+
+
+@pytest.fixture(scope="module")
+def world(solr: SolrClient, settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    folder = tmp_path_factory.mktemp("workflows")
+    memo = {"id": MEMO, "title": "Board pay memo", "exactContent": "The board pay memo: salaries rise by 3 percent."}
+    mine = board_world(solr, settings, folder, "workflows", memo)
+    mine = mine.replace(
+        jwt_hs256_secret="a test secret of at least thirty-two bytes!",
+        conversations_url=f"sqlite:///{folder / 'store.db'}",
+        retrieval_method="bm25",
+    )
+    users = StoreHandle(mine).users()
+    users.create("bea", PASSWORD)
+    users.create("otto", PASSWORD)
+    users.create("root", PASSWORD, admin=True)
+    return mine
+
+
+@pytest.fixture
+def client(world: Settings, fake_llm_server: tuple[FakeLlm, str]) -> FlaskClient:
+    return create_app(world.replace(llm_endpoint=fake_llm_server[1])).test_client()
+
+
+def bearer(client: FlaskClient, username: str) -> dict[str, str]:
+    body = client.post(f"{API}/auth/login", json={"username": username, "password": PASSWORD}).get_json()
+    return {"Authorization": f"Bearer {body['content']['token']}"}
+
+
+def rows(world: Settings) -> dict[str, int]:
+    engine = open_engine(world.conversations_url)
+    with engine.connect() as connection:
+        return {t: connection.execute(text(f"SELECT count(*) FROM {t}")).scalar_one() for t in TABLES}
+
+
+def new_workflow(client: FlaskClient, root: dict[str, str], **fields: Any) -> dict[str, Any]:
+    body = {"name": f"wf {random.randrange(10**9)}", **fields}
+    response = client.post(f"{API}/workflows", json=body, headers=root)
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()["content"]["workflow"]
+
+
+def new_key(client: FlaskClient, root: dict[str, str], workflow_id: str, username: str) -> str:
+    response = client.post(f"{API}/workflows/{workflow_id}/keys", json={"username": username}, headers=root)
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()["content"]["secret"]
+
+
+def urls(response: Any) -> list[str]:
+    body = response.get_json()
+    assert body["status"] == "OK", body
+    return [d["url"] for d in body["content"]["documents"]]
+
+
+def test_a_workflow_is_saved_in_its_tables_and_read_back_whole(client: FlaskClient, world: Settings) -> None:
+    root = bearer(client, "root")
+    before = rows(world)
+    spec = {
+        "retrieval": "rrf",
+        "strategy": "cot",
+        "parentChild": True,
+        "instructions": "Answer as the support desk would.",
+        "chunker": {"kind": "recursive", "maxChunkSize": 800, "overlap": 80},
+        "queryEnhancers": [{"kind": "rewrite"}, {"kind": "multiQuery", "count": 2, "minVotes": 1}, {"kind": "hyde"}],
+        "filters": {"extension": ["txt", "pdf"], "language": ["en"]},
+        "ranker": {"kind": "api", "topN": 30, "url": "http://127.0.0.1:9/rerank", "apiKey": "s3cret-rerank-key"},
+    }
+    made = new_workflow(client, root, **spec)
+    after = rows(world)
+    added = {t: after[t] - before[t] for t in TABLES}
+    assert added == {
+        "workflow": 1,
+        "chunker": 1,
+        "query_enhancer": 3,
+        "workflow_filter": 3,
+        "ranker": 1,
+        "api_key": 0,
+        "setting_override": 0,
+    }
+    read = client.get(f"{API}/workflows/{made['id']}", headers=root).get_json()["content"]["workflow"]
+    assert read == made
+    assert read["ranker"] == {"kind": "api", "topN": 30, "url": "http://127.0.0.1:9/rerank", "apiKey": True}
+    assert read["chunker"]["maxChunkSize"] == 800 and read["filters"] == {
+        "extension": ["txt", "pdf"],
+        "language": ["en"],
+    }
+    assert "s3cret-rerank-key" not in client.get(f"{API}/workflows", headers=root).get_data(as_text=True)
+    # saved again without the ranker's key: the stored one is kept; deleting takes every row
+    again = client.put(
+        f"{API}/workflows/{made['id']}",
+        json={"name": made["name"], **spec, "ranker": {"kind": "api", "url": "http://127.0.0.1:9/rerank"}},
+        headers=root,
+    )
+    assert again.get_json()["content"]["workflow"]["ranker"]["apiKey"] is True
+    assert client.delete(f"{API}/workflows/{made['id']}", headers=root).status_code == 200
+    assert rows(world) == before
+
+
+def test_a_key_runs_its_workflow_as_its_user(client: FlaskClient, fake_llm: FakeLlm) -> None:
+    root = bearer(client, "root")
+    made = new_workflow(client, root, instructions="Sign every answer as The Support Desk.")
+    path = f"{API}/workflows/{made['id']}/query"
+    for user, sees in (("bea", True), ("otto", False)):
+        key = new_key(client, root, made["id"], user)
+        assert (MEMO in urls(client.post(path, json=QUESTION, headers={"X-API-Key": key}))) is sees, user
+    assert "Sign every answer as The Support Desk." in fake_llm.messages()[-1][0]["content"]
+    # ai/rag is not this workflow: its instructions are not in the default pipeline's prompt
+    client.post(f"{API}/ai/rag", json=QUESTION, headers=bearer(client, "bea"))
+    assert "Support Desk" not in fake_llm.messages()[-1][0]["content"]
+
+
+def test_a_key_is_shown_once_works_for_its_workflow_only_and_stops_when_revoked(client: FlaskClient) -> None:
+    root = bearer(client, "root")
+    one, other = new_workflow(client, root), new_workflow(client, root)
+    created = client.post(f"{API}/workflows/{one['id']}/keys", json={"name": "intranet"}, headers=root).get_json()
+    secret, key = created["content"]["secret"], created["content"]["key"]
+    assert secret.startswith("dfr_") and key["username"] == "root" and key["prefix"] == secret[:12]
+    listed = client.get(f"{API}/workflows/{one['id']}/keys", headers=root).get_data(as_text=True)
+    assert secret not in listed and key["id"] in listed
+    ask = lambda wf, k: client.post(f"{API}/workflows/{wf}/query", json=QUESTION, headers={"X-API-Key": k})  # noqa: E731
+    assert ask(one["id"], secret).status_code == 200
+    for workflow, wrong in ((other["id"], secret), (one["id"], secret + "x"), (one["id"], "dfr_"), (one["id"], "")):
+        refused = ask(workflow, wrong)
+        assert refused.status_code == 401, (workflow, wrong)
+        assert refused.get_json()["content"]["error"]["label"] == "authenticationFailed"
+    revoked = client.delete(f"{API}/workflows/{one['id']}/keys/{key['id']}", headers=root).get_json()
+    assert revoked["content"]["key"]["revoked_at"]
+    assert ask(one["id"], secret).status_code == 401
+
+
+def test_the_workflow_filters_narrow_what_its_answers_read(client: FlaskClient) -> None:
+    root = bearer(client, "root")
+    memo_only = new_workflow(client, root, filters={"id": [MEMO]})
+    txt_only = new_workflow(client, root, filters={"extension": ["txt"]})  # the memo has no extension
+    ask = lambda wf, body: client.post(  # noqa: E731
+        f"{API}/workflows/{wf['id']}/query", json=body, headers={"X-API-Key": new_key(client, root, wf["id"], "bea")}
+    )
+    assert urls(ask(memo_only, QUESTION)) == [MEMO]
+    found = urls(ask(txt_only, QUESTION))
+    assert found and MEMO not in found
+    # a request's own filters narrow the workflow's, never widen them
+    refused = ask(txt_only, {**QUESTION, "filters": {"id": [MEMO]}}).get_json()
+    assert refused["content"]["error"]["label"] == "ragNoFileFound"
+    other = found[0]
+    assert ask(memo_only, {**QUESTION, "filters": {"id": [other]}}).get_json()["content"]["error"]["label"] == (
+        "ragNoFileFound"
+    )
+
+
+def test_the_default_workflow_is_what_ai_rag_runs(client: FlaskClient, fake_llm: FakeLlm) -> None:
+    root, bea = bearer(client, "root"), bearer(client, "bea")
+    made = new_workflow(client, root, instructions="Answer like a pirate.", default=True)
+    client.post(f"{API}/ai/rag", json=QUESTION, headers=bea)
+    assert "Answer like a pirate." in fake_llm.messages()[-1][0]["content"]
+    second = new_workflow(client, root, instructions="Answer like a poet.", default=True)
+    listed = client.get(f"{API}/workflows", headers=root).get_json()["content"]["workflows"]
+    assert [w["id"] for w in listed if w["default"]] == [second["id"]]
+    client.post(f"{API}/ai/rag", json=QUESTION, headers=bea)
+    assert "Answer like a poet." in fake_llm.messages()[-1][0]["content"]
+    for workflow in (made, second):
+        client.delete(f"{API}/workflows/{workflow['id']}", headers=root)
+    client.post(f"{API}/ai/rag", json=QUESTION, headers=bea)
+    assert "Answer like a" not in fake_llm.messages()[-1][0]["content"]
+
+
+@pytest.mark.parametrize(
+    ("body", "label", "says"),
+    [
+        ({"name": ""}, "workflowBadRequest", "'name'"),
+        ({"name": "x", "retrieval": "magic"}, "workflowBadRequest", "'retrieval'"),
+        ({"name": "x", "strategy": "guess"}, "workflowBadRequest", "'strategy'"),
+        ({"name": "x", "parentChild": "yes"}, "workflowBadRequest", "'parentChild'"),
+        ({"name": "x", "colour": "blue"}, "workflowBadRequest", "colour"),
+        ({"name": "x", "filters": {"secret_field": ["a"]}}, "workflowBadRequest", "filters"),
+        ({"name": "x", "queryEnhancers": [{"kind": "hyde"}, {"kind": "hyde"}]}, "workflowBadRequest", "twice"),
+        ({"name": "x", "queryEnhancers": [{"kind": "multiQuery", "count": 9}]}, "workflowBadRequest", "'count'"),
+        ({"name": "x", "queryEnhancers": [{"kind": "selfQuery", "fields": ["acl"]}]}, "workflowBadRequest", "acl"),
+        ({"name": "x", "chunker": {"maxChunkSize": 10}}, "workflowBadRequest", "maxChunkSize"),
+        ({"name": "x", "chunker": {"overlap": 900}}, "workflowBadRequest", "'overlap'"),
+        ({"name": "x", "ranker": {"kind": "onnx", "path": "/nowhere"}}, "workflowBadRequest", "cannot run"),
+        ({"name": "x", "ranker": {"kind": "api"}}, "workflowBadRequest", "cannot run"),
+        ({"name": "x", "instructions": "y" * 5000}, "workflowBadRequest", "'instructions'"),
+        (["not", "an", "object"], "workflowBadRequest", ""),
+    ],
+)
+def test_bad_workflows_get_clear_errors_and_nothing_is_saved(
+    client: FlaskClient, world: Settings, body: Any, label: str, says: str
+) -> None:
+    root = bearer(client, "root")
+    before = rows(world)
+    response = client.post(f"{API}/workflows", json=body, headers=root)
+    error = response.get_json()["content"]["error"]
+    assert response.status_code == 400 and error["label"] == label and says in error["reason"]
+    assert rows(world) == before
+
+
+def test_a_name_is_taken_once_and_an_unknown_workflow_is_not_found(client: FlaskClient, world: Settings) -> None:
+    root = bearer(client, "root")
+    made = new_workflow(client, root)
+    taken = client.post(f"{API}/workflows", json={"name": made["name"]}, headers=root)
+    assert taken.status_code == 409 and taken.get_json()["content"]["error"]["label"] == "workflowExists"
+    missing = "00000000-0000-0000-0000-000000000000"
+    for method, path in (("get", ""), ("put", ""), ("delete", ""), ("get", "/keys"), ("post", "/keys")):
+        response = getattr(client, method)(f"{API}/workflows/{missing}{path}", json={"name": "n"}, headers=root)
+        assert response.status_code == 404 and response.get_json()["content"]["error"]["label"] == "workflowNotFound"
+    query = client.post(f"{API}/workflows/{missing}/query", json=QUESTION, headers=bearer(client, "bea"))
+    assert query.get_json()["content"]["error"]["label"] == "workflowNotFound"
+
+
+def test_administrators_alone_define_workflows(client: FlaskClient) -> None:
+    otto = bearer(client, "otto")
+    assert client.get(f"{API}/workflows").status_code == 401
+    assert client.get(f"{API}/workflows", headers=otto).status_code == 403
+    assert client.post(f"{API}/workflows", json={"name": "mine"}, headers=otto).status_code == 403
+    made = new_workflow(client, bearer(client, "root"))
+    assert client.post(f"{API}/workflows/{made['id']}/keys", json={}, headers=otto).status_code == 403
+    # a signed-in user runs a workflow as themselves
+    assert MEMO not in urls(client.post(f"{API}/workflows/{made['id']}/query", json=QUESTION, headers=otto))
+
+
+def test_random_keys_and_users_never_read_beyond_their_tokens(client: FlaskClient) -> None:
+    """Random questions through random workflows, by random keys (of bea, otto, revoked, of
+    another workflow, made up) and signed-in users: the memo comes only to bea's identities."""
+    rng = random.Random(19)
+    root = bearer(client, "root")
+    flows = [new_workflow(client, root, retrieval=rng.choice(["bm25", "vector", "rrf"])) for _ in range(3)]
+    keys: list[tuple[str, str, str | None]] = []  # (workflow, key, who reads)
+    for flow in flows:
+        for user in ("bea", "otto"):
+            keys.append((flow["id"], new_key(client, root, flow["id"], user), user))
+    dead = new_key(client, root, flows[0]["id"], "bea")
+    key_id = client.get(f"{API}/workflows/{flows[0]['id']}/keys", headers=root).get_json()["content"]["keys"][-1]["id"]
+    client.delete(f"{API}/workflows/{flows[0]['id']}/keys/{key_id}", headers=root)
+    keys += [(flows[0]["id"], dead, None), (flows[1]["id"], keys[0][1], None), (flows[2]["id"], "dfr_made-up", None)]
+    seen = 0
+    for _ in range(40):
+        if rng.random() < 0.7:
+            workflow, key, reader = rng.choice(keys)
+            headers = {"X-API-Key": key}
+        else:
+            workflow, reader = rng.choice(flows)["id"], rng.choice(["bea", "otto"])
+            headers = bearer(client, reader)
+        response = client.post(f"{API}/workflows/{workflow}/query", json=QUESTION, headers=headers)
+        body = response.get_data(as_text=True)
+        if reader is None:
+            assert response.status_code == 401, (workflow, key)
+        if MEMO in body or "3 percent" in body:
+            assert reader == "bea", (workflow, headers)
+            seen += 1
+    assert seen > 0
+
+
+def test_settings_change_without_a_restart_and_secrets_are_never_shown(
+    client: FlaskClient, world: Settings, fake_llm: FakeLlm
+) -> None:
+    root, bea = bearer(client, "root"), bearer(client, "bea")
+    path = f"{API}/admin/settings"
+    listed = client.get(path, headers=root).get_json()["content"]["settings"]
+    by_key = {s["key"]: s for s in listed}
+    assert "llm.model" in by_key and by_key["solr.url"]["live"] is False and by_key["prompt.instructions"]["live"]
+    assert by_key["security.jwt.hs256.secret"] == {**by_key["security.jwt.hs256.secret"], "value": "", "set": True}
+    assert world.jwt_hs256_secret not in client.get(path, headers=root).get_data(as_text=True)
+    saved = client.put(path, json={"values": {"prompt.instructions": "Close with: Kind regards."}}, headers=root)
+    assert saved.status_code == 200
+    client.post(f"{API}/ai/rag", json=QUESTION, headers=bea)
+    assert "Close with: Kind regards." in fake_llm.messages()[-1][0]["content"]
+    # another worker (a new app on the same store) applies it too
+    other = create_app(world.replace(llm_endpoint=client.application.extensions["live"].base.llm_endpoint))
+    other.test_client().post(f"{API}/ai/rag", json=QUESTION, headers=bea)
+    assert "Close with: Kind regards." in fake_llm.messages()[-1][0]["content"]
+    client.put(path, json={"values": {"prompt.instructions": None}}, headers=root)
+    client.post(f"{API}/ai/rag", json=QUESTION, headers=bea)
+    assert "Kind regards" not in fake_llm.messages()[-1][0]["content"]
+
+
+@pytest.mark.parametrize(
+    ("values", "says"),
+    [
+        ({"no.such.key": "1"}, "names no setting"),
+        ({"solr.url": "http://elsewhere:8983/solr"}, "read at start only"),
+        ({"security.anonymous.allowed": "true"}, "read at start only"),
+        ({"llm.temperature": "hot"}, "llm.temperature"),
+        ({"chunking.maxFiles": -1}, "chunking.maxFiles"),
+        ({"rerank.enabled": True, "rerank.backend": "onnx", "rerank.onnx.path": "/nowhere"}, "rerank"),
+        ({"retrieval.filters": "{not json"}, "retrieval.filters"),
+        ({"prompt.instructions": "ok", "llm.maxTokens": "many"}, "llm.maxTokens"),
+        ({"llm.model": ["a", "list"]}, "llm.model"),
+    ],
+)
+def test_bad_settings_are_refused_whole(client: FlaskClient, world: Settings, values: Any, says: str) -> None:
+    root = bearer(client, "root")
+    before = rows(world)
+    response = client.put(f"{API}/admin/settings", json={"values": values}, headers=root)
+    body = response.get_json()["content"]
+    assert (
+        response.status_code == 400
+        and body["error"]["label"] == "settingsBadRequest"
+        and says in body["error"]["reason"]
+    )
+    assert rows(world) == before
+
+
+def test_administrators_alone_read_and_change_settings(client: FlaskClient) -> None:
+    otto = bearer(client, "otto")
+    assert client.get(f"{API}/admin/settings").status_code == 401
+    assert client.get(f"{API}/admin/settings", headers=otto).status_code == 403
+    changed = client.put(f"{API}/admin/settings", json={"values": {"llm.model": "x"}}, headers=otto)
+    assert changed.status_code == 403

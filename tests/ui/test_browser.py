@@ -1,0 +1,251 @@
+"""The web UI in chromium: sign in, ask, see the answer stream in with its citations, reopen the
+conversation, summarize a source, switch to French; change a setting on the admin page and see
+the next answer follow it; create a workflow, make its API key and query it; manage users; read
+the token statistics. Every control has a label, every request stays on the sidecar's origin."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from datafari_rag.app import create_app
+from datafari_rag.config import Settings
+from datafari_rag.conversations import StoreHandle
+from datafari_rag.solr import SolrClient
+from datafari_rag.testing.fake_llm import FakeLlm
+from datafari_rag.testing.servers import serve
+from tests.integration.conftest import board_world
+from tests.ui.conftest import shot
+
+MEMO = "file://share/board/pay.txt"
+PASSWORD = "correct horse battery"
+ANSWER = "The board pay memo says salaries rise by 3 percent [1]."
+SUMMARY = "A memo of the board on pay: salaries rise by 3 percent."
+
+
+def reply(prompt: str) -> str:
+    return SUMMARY if "Task: summarize" in prompt else ANSWER
+
+
+@pytest.fixture(scope="module")
+def world(solr: SolrClient, settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    folder = tmp_path_factory.mktemp("ui")
+    memo = {"id": MEMO, "title": "Board pay memo", "exactContent": "The board pay memo: salaries rise by 3 percent."}
+    mine = board_world(solr, settings, folder, "ui", memo)
+    mine = mine.replace(
+        jwt_hs256_secret="a test secret of at least thirty-two bytes!",
+        conversations_url=f"sqlite:///{folder / 'store.db'}",
+        retrieval_method="bm25",
+        max_files=1,
+    )
+    users = StoreHandle(mine).users()
+    users.create("bea", PASSWORD)
+    users.create("root", PASSWORD, admin=True)
+    return mine
+
+
+@pytest.fixture
+def sidecar(world: Settings, fake_llm: FakeLlm, fake_llm_server: tuple[FakeLlm, str]) -> Iterator[str]:
+    fake_llm.answer = reply
+    fake_llm.chunk_delay = 0.05  # the answer comes in pieces the page shows as they come
+    with serve(create_app(world.replace(llm_endpoint=fake_llm_server[1]))) as url:
+        yield url
+
+
+def sign_in(page: Page, base: str, username: str) -> None:
+    page.goto(f"{base}/ui/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("navigation", name="Main")).to_be_visible()
+
+
+def ask(page: Page, question: str) -> None:
+    page.get_by_label("Your question").fill(question)
+    page.get_by_role("button", name="Send").click()
+
+
+def requests_of(page: Page) -> list[str]:
+    seen: list[str] = []
+    page.on("request", lambda request: seen.append(request.url))
+    return seen
+
+
+def test_sign_in_ask_see_the_streamed_answer_and_reopen_the_conversation(
+    page: Page, sidecar: str, fake_llm: FakeLlm
+) -> None:
+    seen = requests_of(page)
+    page.goto(f"{sidecar}/ui/")
+    # a wrong password: said in the page, nothing else happens
+    page.get_by_label("Username").fill("bea")
+    page.get_by_label("Password").fill("not the password")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).to_contain_text("wrong")
+    shot(page, "0-sign-in-refused")
+    sign_in(page, sidecar, "bea")
+    ask(page, "What does the board pay memo say about salaries?")
+    answer = page.locator(".turn .answer").last
+    expect(answer).to_contain_text("salaries rise by 3 percent")
+    citation = answer.locator("a.cite")
+    expect(citation).to_have_text("1")
+    expect(citation).to_have_attribute("href", MEMO)
+    sources = page.get_by_role("region", name="Sources")
+    expect(sources.get_by_role("link", name="Board pay memo")).to_have_attribute("href", MEMO)
+    assert fake_llm.streams_completed >= 1  # the answer came through the streaming call
+    shot(page, "1-chat-answer-with-citation")
+    # summarize the source
+    sources.get_by_role("button", name="Summarize: Board pay memo").click()
+    expect(sources.locator(".summary")).to_have_text(SUMMARY)
+    # the conversation is kept: a new page, the list, then the conversation with its citation
+    conversation = page.get_by_role("complementary", name="Conversations").get_by_role("link").first
+    expect(conversation).to_have_text("What does the board pay memo say about salaries?")
+    page.goto(f"{sidecar}/ui/#/usage")
+    page.goto(f"{sidecar}/ui/#/chat")
+    page.get_by_role("complementary", name="Conversations").get_by_role("link").first.click()
+    expect(page.locator(".turn .question")).to_have_text(["What does the board pay memo say about salaries?"])
+    expect(page.locator(".turn .answer a.cite")).to_have_attribute("href", MEMO)
+    shot(page, "2-conversation-reopened")
+    # rename it (the browser's prompt), then it is listed under its new name
+    page.once("dialog", lambda dialog: dialog.accept("Board pay"))
+    page.get_by_role("button", name=re.compile("^Rename: ")).first.click()
+    expect(page.get_by_role("complementary", name="Conversations").get_by_role("link").first).to_have_text("Board pay")
+    # French: the page's words and the answer's language
+    page.get_by_label("Language").select_option("fr")
+    expect(page.get_by_label("Votre question")).to_be_visible()
+    expect(page.get_by_role("button", name="Envoyer")).to_be_visible()
+    page.get_by_label("Votre question").fill("Que dit la note sur les salaires ?")
+    page.get_by_role("button", name="Envoyer").click()
+    expect(page.locator(".turn .answer").last).to_contain_text("3 percent")
+    assert "Write the answer in French." in fake_llm.messages()[-1][0]["content"]
+    shot(page, "3-chat-in-french")
+    # token statistics of these answers
+    page.get_by_role("link", name="Statistiques de jetons").click()
+    expect(page.locator("table.usage tbody tr")).not_to_have_count(0)
+    expect(page.locator("table.usage tfoot")).to_contain_text(re.compile(r"\d"))
+    shot(page, "4-token-statistics")
+    origins = {re.match(r"^[a-z]+://[^/]+", url).group(0) for url in seen}  # type: ignore[union-attr]
+    assert origins == {sidecar}, origins  # no CDN: every file and call from the sidecar
+
+
+def test_a_setting_changed_on_the_admin_page_takes_effect_and_secrets_stay_hidden(
+    page: Page, sidecar: str, world: Settings, fake_llm: FakeLlm
+) -> None:
+    sign_in(page, sidecar, "root")
+    page.get_by_role("link", name="RAG & AI configuration").click()
+    instructions = page.get_by_label("prompt.instructions", exact=True)
+    expect(instructions).to_be_editable()
+    expect(page.get_by_label("solr.url", exact=True)).to_be_disabled()
+    assert world.jwt_hs256_secret not in page.content()
+    expect(page.get_by_label("security.jwt.hs256.secret", exact=True)).to_have_value("")
+    # a bad value: the reason in the page, nothing saved
+    temperature = page.get_by_label("llm.temperature", exact=True)
+    original = temperature.input_value()
+    temperature.fill("-3")
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("alert")).to_contain_text("llm.temperature")
+    shot(page, "5-settings-refused")
+    temperature.fill(original)
+    instructions.fill("Close every answer with: Kind regards, the help desk.")
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("status").filter(has_text="applied without restart")).to_be_visible()
+    expect(page.get_by_label("prompt.instructions", exact=True)).to_have_value(
+        "Close every answer with: Kind regards, the help desk."
+    )
+    shot(page, "6-settings-saved")
+    page.get_by_role("link", name="Chat").click()
+    ask(page, "How many days of paid annual leave?")  # root holds no token: a public document
+    expect(page.locator(".turn .answer").last).to_contain_text("3 percent")
+    assert "Kind regards, the help desk." in fake_llm.messages()[-1][0]["content"]
+    # back to the file's value
+    page.get_by_role("link", name="RAG & AI configuration").click()
+    page.get_by_role("checkbox", name="Back to the file's value: prompt.instructions").check()
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_label("prompt.instructions", exact=True)).to_have_value("")
+
+
+def test_create_a_workflow_make_its_key_and_query_it(page: Page, sidecar: str, fake_llm: FakeLlm) -> None:
+    sign_in(page, sidecar, "root")
+    page.get_by_role("link", name="Workflows").click()
+    page.get_by_role("button", name="Create").click()
+    form = page.get_by_role("form", name="Create")
+    form.get_by_label("Name", exact=True).fill("Board desk")
+    form.get_by_label("Instructions added to the prompt").fill("Answer for the board's secretary.")
+    form.get_by_label('Source filters (JSON, e.g. {"extension": ["pdf"]})').fill('{"colour": ["blue"]}')
+    form.get_by_role("button", name="Save").click()
+    expect(form.get_by_role("alert")).to_contain_text("filters")  # refused, with why
+    form.get_by_label('Source filters (JSON, e.g. {"extension": ["pdf"]})').fill("")
+    form.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("status").filter(has_text="Workflow saved.")).to_be_visible()
+    expect(page.get_by_role("row", name=re.compile("Board desk"))).to_be_visible()
+    keys = page.get_by_role("region", name="API keys: Board desk")
+    keys.get_by_label("What the key is for").fill("intranet")
+    keys.get_by_label("Acts as user (empty: me)").fill("bea")
+    keys.get_by_role("button", name="New API key").click()
+    secret = keys.locator("output.new-key")
+    expect(secret).to_have_text(re.compile(r"^dfr_"))
+    key = secret.inner_text()
+    shot(page, "7-workflow-key-shown-once")
+    keys.get_by_label("Your question").fill("What does the board pay memo say?")
+    keys.get_by_role("button", name="Ask").click()
+    expect(keys.locator(".answer")).to_contain_text("3 percent")
+    expect(keys.locator(".answer").get_by_role("link", name="Board pay memo")).to_be_visible()
+    assert "Answer for the board's secretary." in fake_llm.messages()[-1][0]["content"]
+    shot(page, "8-workflow-queried-with-its-key")
+    # the key is never shown again; revoked, it is refused
+    page.reload()
+    page.get_by_role("button", name="Edit: Board desk").click()
+    assert key not in page.content()
+    keys = page.get_by_role("region", name="API keys: Board desk")
+    keys.get_by_role("button", name=re.compile("^Revoke: ")).click()
+    expect(keys).to_contain_text("revoked")
+    keys.get_by_label("API key", exact=True).fill(key)
+    keys.get_by_label("Your question").fill("What does the board pay memo say?")
+    keys.get_by_role("button", name="Ask").click()
+    expect(keys.locator(".answer")).to_contain_text("not valid")
+
+
+def test_users_are_managed_in_the_page_and_every_control_has_a_label(page: Page, sidecar: str) -> None:
+    sign_in(page, sidecar, "root")
+    page.get_by_role("link", name="Users").click()
+    form = page.locator("form.card")
+    form.get_by_label("Username").fill("carla")
+    form.get_by_label("Password").fill("short")
+    form.get_by_role("button", name="Create").click()
+    expect(page.get_by_role("alert")).to_contain_text("characters")
+    form.get_by_label("Password").fill(PASSWORD)
+    form.get_by_role("button", name="Create").click()
+    expect(page.get_by_role("row", name=re.compile("carla"))).to_be_visible()
+    shot(page, "9-users")
+    for route in ("#/admin/users", "#/admin/settings", "#/admin/workflows", "#/chat"):
+        page.goto(f"{sidecar}/ui/{route}")
+        page.wait_for_load_state("networkidle")
+        unlabelled = page.evaluate(UNLABELLED)
+        assert unlabelled == [], (route, unlabelled)
+    # the new user signs in with the keyboard alone
+    page.get_by_role("button", name="Sign out").click()
+    page.get_by_label("Username").fill("carla")
+    page.keyboard.press("Tab")
+    page.keyboard.type(PASSWORD)
+    page.keyboard.press("Enter")
+    expect(page.locator("#who")).to_have_text("carla")
+    expect(page.get_by_role("link", name="Users")).to_have_count(0)  # not an administrator
+
+
+UNLABELLED = """() => [...document.querySelectorAll('input, select, textarea, button')]
+  .filter(el => !(el.labels && el.labels.length) && !el.getAttribute('aria-label') && !el.textContent.trim())
+  .map(el => el.outerHTML.slice(0, 120))"""
+
+
+def test_the_ui_is_served_with_a_strict_content_security_policy(sidecar: str) -> None:
+    import urllib3
+
+    for path in ("/ui/", "/ui/static/app.js"):
+        response = urllib3.request("GET", f"{sidecar}{path}")
+        assert response.status == 200
+        policy: Any = response.headers["Content-Security-Policy"]
+        assert "default-src 'self'" in policy and "script-src 'self'" in policy
+    assert urllib3.request("GET", f"{sidecar}/ui/static/../../app.py").status == 404
