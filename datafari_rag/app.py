@@ -12,6 +12,7 @@ from .api.capacity import AnswerSlots
 from .api.conversations import bp as conversations_bp
 from .api.datafari_v1 import bp as datafari_v1_bp
 from .api.health import bp as health_bp
+from .api.index_jobs import bp as index_jobs_bp
 from .api.mcp import McpEndpoint, with_mcp
 from .api.openapi import bp as openapi_bp
 from .api.rag import bp as rag_bp
@@ -52,6 +53,7 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     app.register_blueprint(users_bp, url_prefix=prefix)
     app.register_blueprint(workflows_bp, url_prefix=prefix)
     app.register_blueprint(admin_settings_bp, url_prefix=prefix)
+    app.register_blueprint(index_jobs_bp, url_prefix=prefix)
     # DatafariUI's start-up calls: Datafari's v1.0 API beside the v2.0 one
     app.register_blueprint(datafari_v1_bp, url_prefix=prefix.removesuffix("/v2.0") + "/v1.0")
     app.register_blueprint(update_bp)

@@ -221,16 +221,27 @@ def _indexer() -> Indexer:
     default=None,
     help="Documents per batch. Default: 32, 128 in processor mode.",
 )
+@click.option("--workflow", default=None, help="A workflow (id or name) whose chunker cuts the documents.")
 @_clear_errors
-def index_cmd(paths: tuple[Path, ...], batch: int | None) -> None:
-    """Indexes local files (txt, md, html, pdf, docx, BEIR jsonl) into FileShare and VectorMain."""
+def index_cmd(paths: tuple[Path, ...], batch: int | None, workflow: str | None) -> None:
+    """Indexes local files (txt, md, html, pdf, docx, BEIR jsonl) into FileShare and VectorMain,
+    with a progress bar (documents, chunks, failures) like an indexing job's events."""
     from .indexing.corpus import index_documents
     from .indexing.files import all_documents, count_documents, find_files
 
-    indexer = _indexer()
+    indexer = _indexer() if workflow is None else _workflow_indexer(workflow)
     files = find_files(list(paths))
     report = index_documents(indexer, all_documents(files), total=count_documents(files), batch=batch)
     click.echo(f"{report.line()} from {len(files)} files")
+
+
+def _workflow_indexer(name: str) -> Indexer:
+    """An indexer cutting with the chunker of the workflow of this id or name."""
+    services = build_services(_settings())
+    found = [w for w in services.conversations.workflows().list() if name in (w.id, w.spec.name)]
+    if not found:
+        raise click.BadParameter(f"no workflow has the id or name {name!r}", param_hint="--workflow")
+    return services.indexer_with(found[0].spec.settings(services.settings, indexing=True))
 
 
 @main.command("sync")

@@ -587,6 +587,47 @@ class Settings:
         "Where text is cut first; a piece still too large is cut finer.",
         choices=_SPLITTERS,
     )
+    vector_chunker: str = _key(
+        INDEX,
+        "vector.chunker",
+        "recursive",
+        "recursive: vector.splitter's cuts (in Solr's processor too); semantic: a chunk ends where the next "
+        "sentence's embedding drifts away; proposition: the LLM rewrites the text as self-contained statements, "
+        "grouped. semantic and proposition measure vector.chunksize in characters; the sidecar cuts, Solr embeds.",
+        choices=("recursive", "semantic", "proposition"),
+    )
+    vector_semantic_percentile: float = _key(
+        INDEX,
+        "vector.semantic.percentile",
+        95.0,
+        "semantic: a chunk ends where the distance between two sentences is above this percentile of the document's.",
+        minimum=50,
+        maximum=99,
+    )
+    vector_chunker_evaluator: bool = _key(
+        INDEX,
+        "vector.chunker.evaluator",
+        False,
+        "The LLM scores each chunk from 0 to 1 (self-contained, meaningful, one topic); below the threshold: dropped.",
+    )
+    vector_chunker_evaluator_threshold: float = _key(
+        INDEX, "vector.chunker.evaluator.threshold", 0.9, "The evaluator's lowest score kept.", maximum=1
+    )
+    jobs_max_documents: int = _key(
+        INDEX, "index.jobs.maxDocuments", 10000, "POST …/index/jobs: documents (or files) one job may hold.", minimum=1
+    )
+    callback_allowed_hosts: str = _key(
+        INDEX,
+        "index.callback.allowedHosts",
+        "",
+        "Hosts (host or host:port, comma-separated) an indexing job's progress may be POSTed to (empty: no callback).",
+    )
+    callback_retries: int = _key(
+        INDEX, "index.callback.retries", 3, "A callback that fails is tried again this many times.", maximum=10
+    )
+    callback_timeout: float = _key(
+        INDEX, "index.callback.timeout", 5.0, "Seconds one callback may take.", minimum=0.1, maximum=60
+    )
     vector_min_chunk_length: int = _key(
         INDEX, "vector.filter.minchunklength", 10, "Chunks shorter than this (characters) are dropped."
     )
@@ -935,6 +976,8 @@ def checked(settings: Settings) -> Settings:
     if len(settings.prompt_instructions) > MAX_INSTRUCTIONS:
         raise ConfigError(f"prompt.instructions: at most {MAX_INSTRUCTIONS} characters")
     settings.base_filter  # noqa: B018 - parsed here so that a bad one stops the start
+    if settings.vector_chunker != "recursive" and settings.vector_chunk_unit != "characters":
+        raise ConfigError(f"vector.chunker={settings.vector_chunker} needs vector.chunksize.unit=characters")
     wrong = [f for f in settings.self_query_fields if f not in SELF_QUERY_FIELDS]
     if wrong:
         raise ConfigError(f"query.selfQuery.fields: {', '.join(wrong)} not among {', '.join(SELF_QUERY_FIELDS)}")

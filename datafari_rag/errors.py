@@ -74,6 +74,8 @@ LABELS: dict[str, Label] = {
     "workflowExists": Label(409, "Sorry, a workflow already has this name."),
     "apiKeyNotFound": Label(404, "Sorry, this API key does not exist."),
     "settingsBadRequest": Label(400, "The settings are not valid."),
+    "jobBadRequest": Label(400, "The indexing job is not valid."),
+    "jobNotFound": Label(404, "Sorry, this indexing job does not exist."),
     "loginNotEnabled": Label(422, "Sign-in with a local account is not enabled."),
     # the update endpoint
     "updateBadRequest": Label(400, "The update request is not valid."),

@@ -36,6 +36,10 @@ class Services:
     indexer: Indexer
     conversations: StoreHandle
 
+    def indexer_with(self, settings: Settings) -> Indexer:
+        """An indexer over the same collections and outbox, cutting as ``settings`` say (a workflow's chunker)."""
+        return Indexer(settings, self.main, self.vectors, self.indexer.outbox, self.llm)
+
 
 def solr_client(settings: Settings) -> SolrClient:
     """The process's Solr client, with its circuit breaker: a Solr that stops answering costs the
@@ -88,6 +92,6 @@ def build_services(
         vectors=vectors,
         llm=llm,
         pipeline=Pipeline(settings, main, vectors, llm, cache, guard, external_tools, reranker),
-        indexer=Indexer(settings, main, vectors, outbox or Outbox()),
+        indexer=Indexer(settings, main, vectors, outbox or Outbox(), llm),
         conversations=store or StoreHandle(settings),
     )

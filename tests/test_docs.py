@@ -8,7 +8,7 @@ from datafari_rag.paths import PROJECT_ROOT
 
 PAGES = ("architecture", "configuration", "indexing", "rag-api", "security", "streaming", "evaluation")
 PAGES += ("benchmarks", "deployment", "search-api", "conversations", "citations", "cache", "guard", "mcp", "agentic")
-PAGES += ("reranking", "context-assembly", "query-enhancement", "strategies", "users", "workflows", "ui")
+PAGES += ("reranking", "context-assembly", "query-enhancement", "strategies", "users", "workflows", "ui", "index-jobs")
 
 
 def test_the_readme_is_at_most_10_kb_and_links_every_page() -> None:

@@ -361,6 +361,37 @@ def _schemas(max_query: int) -> dict[str, Any]:
             "properties": {"filters": {"type": "object"}},
             "allOf": [_ref("RagRequest")],
         },
+        "IndexJobRequest": {
+            "type": "object",
+            "properties": {
+                "documents": {"type": "array", "items": {"type": "object"}, "minItems": 1},
+                "workflow": {"type": "string"},
+                "callback": {"type": "string"},
+            },
+            "required": ["documents"],
+            "additionalProperties": False,
+        },
+        "IndexJobAnswer": _ok(
+            {
+                "type": "object",
+                "properties": {
+                    "job": {
+                        "type": "object",
+                        "properties": {
+                            "id": {"type": "string"},
+                            "status": {"enum": ["running", "done", "failed"]},
+                            "percent": {"type": "number"},
+                            "documents": {"type": "integer"},
+                            "total": {"type": "integer"},
+                            "chunks": {"type": ["integer", "null"]},
+                            "failed": {"type": "integer"},
+                            "errors": {"type": "array", "items": {"type": "string"}},
+                        },
+                    },
+                    "links": {"type": "object"},
+                },
+            }
+        ),
         "SettingsChange": {
             "type": "object",
             "properties": {
@@ -750,9 +781,11 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
 
 
 def _workflow_paths(prefix: str, answer: dict[str, Any]) -> dict[str, Any]:
-    """Workflows, their keys, and the run-time settings (administrators), and running a workflow."""
+    """Workflows, their keys, and the run-time settings (administrators), running a workflow, and
+    indexing jobs."""
     done = _json(_ref("WorkflowAnswer"), "done")
     wf = {"name": "workflow_id", "in": "path", "required": True, "schema": {"type": "string"}}
+    job = {"name": "job_id", "in": "path", "required": True, "schema": {"type": "string"}}
     body = {"required": True, "content": {JSON: {"schema": _ref("Workflow")}}}
     return {
         f"{prefix}/workflows": {
@@ -807,6 +840,49 @@ def _workflow_paths(prefix: str, answer: dict[str, Any]) -> dict[str, Any]:
                 "parameters": [wf, {"name": "X-API-Key", "in": "header", "schema": {"type": "string"}}],
                 "requestBody": {"required": True, "content": {JSON: {"schema": _ref("WorkflowQuery")}}},
                 "responses": {"200": answer, **_errors(*REFUSALS, *CONVERSATION_REFUSALS)},
+            }
+        },
+        f"{prefix}/index/jobs": {
+            "post": {
+                "summary": "Index documents (JSON) or files (multipart) in the background; 202 with the job",
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        JSON: {"schema": _ref("IndexJobRequest")},
+                        "multipart/form-data": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {
+                                    "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
+                                    "fields": {"type": "string", "description": "JSON added to each file's document"},
+                                    "workflow": {"type": "string"},
+                                    "callback": {"type": "string"},
+                                },
+                            }
+                        },
+                    },
+                },
+                "responses": {"202": _json(_ref("IndexJobAnswer"), "the job"), **_errors(400, 401, 403, 404, 413, 503)},
+            }
+        },
+        f"{prefix}/index/jobs/{{job_id}}": {
+            "get": {
+                "summary": "A job's progress: percent, documents, chunks, failures, errors",
+                "parameters": [job],
+                "responses": {"200": _json(_ref("IndexJobAnswer"), "the job"), **_errors(401, 403, 404, 503)},
+            }
+        },
+        f"{prefix}/index/jobs/{{job_id}}/events": {
+            "get": {
+                "summary": "A job's progress as Server-Sent Events (progress, then done)",
+                "parameters": [job],
+                "responses": {
+                    "200": {
+                        "description": "the events",
+                        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+                    },
+                    **_errors(401, 403, 404, 503),
+                },
             }
         },
         f"{prefix}/admin/settings": {

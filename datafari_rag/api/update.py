@@ -18,7 +18,7 @@ from .context import get_services
 bp = Blueprint("update", __name__)
 
 
-def _may_write() -> None:
+def may_write() -> None:
     """Writing to the index needs an explicit credential: a user of ``security.update.users``
     (identified by JWT or trusted header). Callers on this machine are trusted only with
     ``security.update.trustLocal`` (an opt-in: a local reverse proxy makes every client local)."""
@@ -36,7 +36,7 @@ def _may_write() -> None:
 
 @bp.post("/update")
 def update() -> Response:
-    _may_write()
+    may_write()
     indexer = get_services().indexer
     try:
         commands = update_syntax.parse(request.get_data())

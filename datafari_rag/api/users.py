@@ -41,12 +41,19 @@ def require_admin(what: str = "Managing users") -> str:
     username = current_access().username
     if username is None:
         raise DatafariError("authenticationFailed", f"{what} needs a signed-in administrator.")
-    if username in get_services().settings.admin_names:
-        return username
-    user = store_call(_users().get, username)
-    if user is None or not user.admin:
+    if not is_admin(username):
         raise DatafariError("accessForbidden", f"{what} is for administrators.")
     return username
+
+
+def is_admin(username: str | None) -> bool:
+    """A name of ``security.admins``, or a local user with ``admin``."""
+    if username is None:
+        return False
+    if username in get_services().settings.admin_names:
+        return True
+    user = store_call(_users().get, username)
+    return user is not None and user.admin
 
 
 def _admin() -> UserStore:

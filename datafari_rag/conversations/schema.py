@@ -221,3 +221,28 @@ class ApiKey(Base):
     username: Mapped[str] = mapped_column(String(255))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+JOB_STATUSES = ("running", "done", "failed")
+
+
+class IndexJob(Base):
+    """An indexing job (``POST …/index/jobs``): its progress, as every worker reads it."""
+
+    __tablename__ = "index_job"
+    __table_args__ = (CheckConstraint(f"status IN {JOB_STATUSES}", name="ck_index_job_status"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    username: Mapped[str] = mapped_column(String(255), index=True)
+    workflow_id: Mapped[str | None] = mapped_column(
+        String(36), ForeignKey("workflow.id", ondelete="SET NULL"), nullable=True
+    )
+    status: Mapped[str] = mapped_column(String(8))
+    total: Mapped[int] = mapped_column(Integer)
+    done: Mapped[int] = mapped_column(Integer)
+    chunks: Mapped[int | None] = mapped_column(Integer, nullable=True)  # None: counted by Solr's processor
+    failed: Mapped[int] = mapped_column(Integer)
+    errors: Mapped[list[str]] = mapped_column(JSON, default=list)  # the first ones, "id: why"
+    callback_url: Mapped[str | None] = mapped_column(String(2048), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -33,6 +33,7 @@ _APPEND_TRIES = 10
 
 
 if TYPE_CHECKING:
+    from ..indexing.jobs import JobStore
     from ..workflows.store import WorkflowStore
     from .overrides import OverrideStore
     from .users import UserStore
@@ -307,6 +308,7 @@ class StoreHandle:
         self._users: UserStore | None = None
         self._overrides: OverrideStore | None = None
         self._workflows: WorkflowStore | None = None
+        self._jobs: JobStore | None = None
 
     def users(self) -> UserStore:
         """The local users, in the same database."""
@@ -331,6 +333,14 @@ class StoreHandle:
         if self._workflows is None:
             self._workflows = WorkflowStore(self.get().engine)
         return self._workflows
+
+    def jobs(self) -> JobStore:
+        """The indexing jobs' progress, in the same database."""
+        from ..indexing.jobs import JobStore
+
+        if self._jobs is None:
+            self._jobs = JobStore(self.get().engine)
+        return self._jobs
 
     def get(self) -> ConversationStore:
         with self._lock:

@@ -31,6 +31,12 @@ class CorpusReport:
     errors: list[str] = field(default_factory=list)  # "id: why", in order
     seconds: float = 0.0
 
+    def progress(self, total: int | None) -> dict[str, Any]:
+        """What a progress report says (the command's bar, a job's events and callbacks)."""
+        done = self.added + self.failed
+        percent = round(100.0 * done / total, 1) if total else None
+        return {"percent": percent, "documents": done, "total": total, "chunks": self.chunks, "failed": self.failed}
+
     def line(self) -> str:
         chunks = "chunked in Solr" if self.chunks is None else f"{self.chunks} chunks"
         return (
@@ -46,9 +52,11 @@ def index_documents(
     batch: int | None = None,
     progress: bool = True,
     on_error: Callable[[str], None] | None = None,
+    on_progress: Callable[[CorpusReport], None] | None = None,
 ) -> CorpusReport:
     """Indexes ``documents`` (an item that is an exception is a document that could not be read:
-    counted as failed, named, and skipped) and commits both collections."""
+    counted as failed, named, and skipped) and commits both collections; ``on_progress`` hears
+    the report after each batch."""
     report = CorpusReport()
     batch = batch or (PROCESSOR_BATCH if indexer.in_solr else BATCH)
     began = time.monotonic()
@@ -68,6 +76,15 @@ def index_documents(
                     say(f"error: {result.id}: {result.error}")
             bar.update(len(pending))
             pending.clear()
+            told()
+
+        def told() -> None:
+            figures = report.progress(total)
+            bar.set_postfix(
+                chunks=figures["chunks"] if figures["chunks"] is not None else "in Solr", failed=report.failed
+            )
+            if on_progress is not None:
+                on_progress(report)
 
         for doc in documents:
             if isinstance(doc, Exception):
@@ -75,6 +92,7 @@ def index_documents(
                 report.errors.append(str(doc))
                 say(f"error: {doc}")
                 bar.update(1)
+                told()
                 continue
             pending.append(doc)
             if len(pending) >= batch:

@@ -22,10 +22,12 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..config import Settings
+from ..llm import LlmService
 from ..solr import SolrClient, SolrError, admin, user_properties
 from ..solr.collection import Collection
 from .children import child_documents, language_fields
 from .chunker import chunk_text
+from .chunkers import GIVEN_CHUNKS, chunk_document, custom
 from .embedder import ChunkEmbedder, EmbeddingError
 from .language import with_language
 from .outbox import Outbox
@@ -150,20 +152,37 @@ def validate(doc: Any) -> dict[str, Any]:
 class Indexer:
     """The indexing policy over two collections; built once per process (``Services``)."""
 
-    def __init__(self, settings: Settings, main: Collection, vectors: Collection, outbox: Outbox) -> None:
+    def __init__(
+        self, settings: Settings, main: Collection, vectors: Collection, outbox: Outbox, llm: LlmService | None = None
+    ) -> None:
         self.settings = settings
         self.main = main
         self.vectors = vectors
         self.outbox = outbox
+        self.llm = llm  # the proposition chunker and the chunk evaluator
         self._embedder: ChunkEmbedder | None = None
         self._processor_checked = -PROCESSOR_CHECK_TTL  # monotonic time of the last check
 
     @classmethod
-    def of(cls, solr: SolrClient, settings: Settings, outbox: Outbox) -> Indexer:
+    def of(cls, solr: SolrClient, settings: Settings, outbox: Outbox, llm: LlmService | None = None) -> Indexer:
         """An indexer over the collections the settings name, on ``solr``."""
-        return cls(
-            settings, Collection(solr, settings.collection_main), Collection(solr, settings.collection_vector), outbox
-        )
+        main, vectors = Collection(solr, settings.collection_main), Collection(solr, settings.collection_vector)
+        return cls(settings, main, vectors, outbox, llm)
+
+    def chunks(self, text: str) -> list[str]:
+        """A document's chunks: ``vector.chunker``'s, after the evaluator when it is on."""
+        if not custom(self.settings):
+            return chunk_text(text, self.settings)
+        if self.llm is None and (
+            self.settings.vector_chunker == "proposition" or self.settings.vector_chunker_evaluator
+        ):
+            raise DocumentError("this chunker needs an LLM, and the indexer has none")
+        report = chunk_document(text, self.settings, self.embedder.embed, self.llm)
+        if report.rejected:
+            log.info(
+                "the chunk evaluator dropped %d of %d chunk(s)", report.rejected, report.rejected + len(report.chunks)
+            )
+        return report.chunks
 
     @property
     def in_solr(self) -> bool:
@@ -206,6 +225,8 @@ class Indexer:
         if self.in_solr:
             for result in by_id.values():
                 result.chunks = None
+            if custom(self.settings) and self.settings.vector_enabled:  # the sidecar cuts, Solr's processor embeds
+                valid = self._with_chunks(valid, by_id)
             # Solr embeds each document's chunks in one call, while the previous document's wait:
             # requests side by side keep the embedding service's cores busy.
             # (a document sent twice stays in one request, in order: the last write wins)
@@ -230,6 +251,20 @@ class Indexer:
         rejected = [d["id"] for d in valid if by_id[d["id"]].status == "error"]
         self.outbox.remove(self.main.name, rejected)  # FileShare refused them: nothing to finish
         return results
+
+    def _with_chunks(self, docs: list[dict[str, Any]], results: dict[str | None, DocResult]) -> list[dict[str, Any]]:
+        """Processor mode with a chunker of the sidecar's: each parent carries its chunks for Solr's
+        processor to embed as they are; a document whose chunks cannot be made gets its error."""
+        out = []
+        for doc in docs:
+            try:
+                chunks = self.chunks(_text(doc))
+            except (DocumentError, EmbeddingError) as exc:
+                results[doc["id"]].status, results[doc["id"]].error = "error", f"not chunked: {exc}"
+                continue
+            results[doc["id"]].chunks = len(chunks)
+            out.append({**doc, GIVEN_CHUNKS: chunks})
+        return out
 
     def _write_parents(
         self, docs: list[dict[str, Any]], results: dict[str | None, DocResult], commit: bool, within: int | None
@@ -259,7 +294,7 @@ class Indexer:
         children: list[dict[str, Any]] = []
         counts: dict[str, int] = {}
         for parent in parents:
-            kids = child_documents(parent, chunk_text(_text(parent), self.settings))
+            kids = child_documents(parent, self.chunks(_text(parent)))
             counts[parent["id"]] = len(kids)
             children += kids
             if parent["id"] in results:

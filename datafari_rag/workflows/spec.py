@@ -102,17 +102,27 @@ class WorkflowSpec:
             "default": self.default,
         }
 
+    def chunking(self) -> dict[str, str]:
+        """The indexing keys of its chunker: they apply to the workflow's indexing jobs only (never
+        to the configuration's own indexing, even for the default workflow)."""
+        c = self.chunker
+        return {
+            "vector.chunker": c.kind,
+            "vector.chunksize": str(c.max_chunk_size),
+            "vector.chunksize.unit": "characters",
+            "vector.maxoverlap": str(c.overlap),
+            "vector.chunker.evaluator": str(c.evaluator).lower(),
+            "vector.chunker.evaluator.threshold": str(c.threshold),
+        }
+
     def overrides(self) -> dict[str, str]:
-        """The ``rag.properties`` keys this workflow sets, as text (what the file would hold)."""
+        """The ``rag.properties`` keys this workflow's answers run with, as text (as the file holds them)."""
         keys = {
             "retrieval.method": self.retrieval,
             "rag.strategy": self.strategy,
             "context.neighbours": "1" if self.parent_child else "0",
             "prompt.instructions": self.instructions,
             "retrieval.filters": json.dumps({k: list(v) for k, v in self.filters.items()}) if self.filters else "",
-            "vector.chunksize": str(self.chunker.max_chunk_size),
-            "vector.chunksize.unit": "characters",
-            "vector.maxoverlap": str(self.chunker.overlap),
             "chat.query.rewriting.enabled.bm25": "false",
             "chat.query.rewriting.enabled.vector": "false",
             "query.multiQuery.count": "0",
@@ -139,9 +149,11 @@ class WorkflowSpec:
                 keys["rerank.onnx.path"] = options["path"]
         return keys
 
-    def settings(self, base: Settings) -> Settings:
-        """``base`` with this workflow's keys, checked as the properties file's are (ConfigError)."""
-        changes = {KEYS[key].name: convert(key, raw) for key, raw in self.overrides().items()}
+    def settings(self, base: Settings, indexing: bool = False) -> Settings:
+        """``base`` with this workflow's keys (and its chunker's, for ``indexing``), checked as the
+        properties file's are (ConfigError)."""
+        keys = {**self.overrides(), **(self.chunking() if indexing else {})}
+        changes = {KEYS[key].name: convert(key, raw) for key, raw in keys.items()}
         return checked(base.replace(**changes))
 
 
@@ -190,13 +202,11 @@ def _chunker(value: Any) -> ChunkerSpec:
     threshold = body.get("threshold", 0.9)
     if not isinstance(threshold, int | float) or isinstance(threshold, bool) or not 0 <= threshold <= 1:
         raise _bad("'chunker.threshold' is a number from 0 to 1.")
-    if _bool(body, "evaluator"):
-        raise _bad("'chunker.evaluator': the indexer has no chunk evaluator yet.")
     return ChunkerSpec(
-        _choice(body, "kind", CHUNKERS[:1], "recursive"),  # the chunkers the indexer runs
+        _choice(body, "kind", CHUNKERS, "recursive"),
         size,
         _int(body, "overlap", 0, size - 1, 0),
-        False,
+        _bool(body, "evaluator"),
         float(threshold),
     )
 
@@ -273,7 +283,7 @@ def parse_workflow(body: dict[str, Any], base: Settings, secrets_kept: dict[str,
         default=_bool(body, "default"),
     )
     try:
-        spec.settings(base)
+        spec.settings(base, indexing=True)
     except ConfigError as exc:
         raise _bad(f"This workflow cannot run: {exc}") from None
     return spec

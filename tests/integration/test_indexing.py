@@ -417,7 +417,8 @@ def test_index_command_reads_every_supported_file_type(
     )
     result = CliRunner().invoke(cli, ["index", str(folder)])
     assert "indexed 6 documents" in result.output and "1 failed" in result.output, result.output
-    assert "7/7" in result.output  # one progress bar, over documents
+    assert "7/7" in result.output  # one progress bar, over documents, with chunks and failures
+    assert "failed=1" in result.output and "chunks=" in result.output
     for phrase in ("cooling tower", "water treatment", "boiler room", "fire alarm", "forklift", "BEIR line"):
         hits = solr.get(f"{settings.collection_vector}/internal", {"q": f'exactContent:"{phrase}"', "rows": 1})
         assert hits["response"]["numFound"] >= 1, phrase

@@ -61,6 +61,9 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
   /** How long a write waits for another request writing the same parent (its chunks embedded). */
   static final long LOCK_WAIT_SECONDS = 120;
 
+  /** The parent's field holding chunks its writer cut itself (see {@link #givenChunks}). */
+  static final String GIVEN_CHUNKS = "rag_chunks";
+
   /** Parent fields a chunk does not copy: full texts, vectors and what Solr or this writer sets. */
   static final Set<String> NOT_COPIED =
       Set.of(
@@ -186,6 +189,7 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
     @Override
     public void processAdd(AddUpdateCommand cmd) throws IOException {
       if (replayed(cmd) || cmd.isInPlaceUpdate()) {
+        cmd.getSolrInputDocument().removeField(GIVEN_CHUNKS);
         super.processAdd(cmd);
         return;
       }
@@ -195,7 +199,10 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
       }
       lockForAdd(id);
       SolrInputDocument parent = cmd.getSolrInputDocument();
-      List<String> chunks = chunker(req.getCore()).split(text(parent));
+      List<String> chunks = givenChunks(parent);
+      if (chunks == null) {
+        chunks = chunker(req.getCore()).split(text(parent));
+      }
       List<SolrInputDocument> docs = chunkDocuments(parent, id, chunks, cmd.getVersion());
       super.processAdd(cmd); // a parent Solr refuses leaves no chunks behind
       pending.add(new Pending(id, chunks, docs));
@@ -449,6 +456,26 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
       parts.add(String.valueOf(value));
     }
     return String.join("\n", parts);
+  }
+
+  /**
+   * The chunks the writer cut itself (a semantic or proposition chunker, or the chunk evaluator,
+   * run by the sidecar), taken as they are; the field is never stored on the parent. Null when
+   * the writer sent none: this processor cuts the text.
+   */
+  static List<String> givenChunks(SolrInputDocument parent) {
+    SolrInputField field = parent.removeField(GIVEN_CHUNKS);
+    if (field == null) {
+      return null;
+    }
+    List<String> chunks = new ArrayList<>();
+    for (Object value : field.getValues()) {
+      String chunk = String.valueOf(value).strip();
+      if (!chunk.isEmpty()) {
+        chunks.add(chunk);
+      }
+    }
+    return chunks;
   }
 
   /** The chunk documents, as Datafari's VectorUpdateProcessor writes them. */

@@ -1,0 +1,190 @@
+"""Indexing jobs over REST, for the writers of ``/update`` (``security.update.users``):
+
+- ``POST …/index/jobs``: JSON ``{"documents": [...], "workflow"?, "callback"?}`` or a multipart
+  form (``files``: txt, md, html, pdf, docx, jsonl; ``fields``: JSON merged into each file's
+  document, e.g. its ACL tokens; ``workflow``; ``callback``) → 202 with the job. ``workflow``:
+  its chunker cuts the documents.
+- ``GET …/index/jobs/<id>``: its progress (percentage, documents and chunks done, errors).
+- ``GET …/index/jobs/<id>/events``: the same progress as Server-Sent Events until the job ends.
+
+A job is its writer's: another user's is found as one that does not exist (administrators see
+every job).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from flask import Blueprint, Response, request, stream_with_context
+from werkzeug.utils import secure_filename
+
+from ..config import ConfigError
+from ..errors import DatafariError
+from ..indexing.callbacks import CallbackRefused, check_callback
+from ..indexing.files import SUFFIXES, all_documents
+from ..indexing.indexer import Indexer
+from ..indexing.jobs import JobStore, start_job
+from .auth import current_access
+from .body import json_object
+from .context import get_services
+from .conversations import store_call
+from .errors import ok_content
+from .update import may_write
+from .users import is_admin
+from .workflows import workflow_store
+
+bp = Blueprint("index_jobs", __name__)
+POLL = 0.5  # seconds between two looks at a running job's progress
+KEEP_ALIVE = 15.0
+
+
+def _bad(message: str) -> DatafariError:
+    return DatafariError("jobBadRequest", message)
+
+
+def _jobs() -> JobStore:
+    return store_call(get_services().conversations.jobs)
+
+
+def _indexer(workflow_id: Any) -> Indexer:
+    """The configuration's indexer, or one cutting with the workflow's chunker."""
+    services = get_services()
+    if workflow_id is None:
+        return services.indexer
+    if not isinstance(workflow_id, str):
+        raise _bad("'workflow' is a workflow's id.")
+    workflow = store_call(workflow_store().get, workflow_id)
+    try:
+        settings = workflow.spec.settings(services.settings, indexing=True)
+    except ConfigError as exc:
+        raise _bad(f"The workflow cannot index: {exc}") from None
+    return services.indexer_with(settings)
+
+
+def _callback(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    try:
+        return check_callback(value, get_services().settings)
+    except CallbackRefused as exc:
+        raise _bad(str(exc)) from None
+
+
+def _json_job() -> tuple[list[Any], Any, Any, None]:
+    body = json_object("jobBadRequest")
+    unknown = sorted(set(body) - {"documents", "workflow", "callback"})
+    if unknown:
+        raise _bad(f"Unknown field(s): {', '.join(unknown)}.")
+    documents = body.get("documents")
+    if not isinstance(documents, list) or not documents:
+        raise _bad("'documents' is a non-empty list of documents (Solr's JSON, with id and exactContent).")
+    return documents, body.get("workflow"), body.get("callback"), None
+
+
+def _files_job() -> tuple[Iterator[Any], Any, Any, int]:
+    """The uploaded files, saved to a folder of the job's (removed once they are read)."""
+    files = request.files.getlist("files")
+    if not files:
+        raise _bad("Send the files as 'files' parts of a multipart form.")
+    fields: dict[str, Any] = {}
+    if request.form.get("fields"):
+        try:
+            fields = json.loads(request.form["fields"])
+        except ValueError:
+            fields = None  # type: ignore[assignment]
+        if not isinstance(fields, dict) or {"id", "exactContent"} & set(fields):
+            raise _bad("'fields' is a JSON object of fields added to each file's document (not id or exactContent).")
+    folder = Path(tempfile.mkdtemp(prefix="index-job-"))
+    paths = []
+    for upload in files:
+        name = secure_filename(upload.filename or "")
+        if not name or Path(name).suffix.lower() not in SUFFIXES:
+            shutil.rmtree(folder)
+            raise _bad(f"{upload.filename!r}: files are {', '.join(sorted(SUFFIXES))}.")
+        if (folder / name).exists():
+            shutil.rmtree(folder)
+            raise _bad(f"{name!r} is sent twice.")
+        upload.save(folder / name)
+        paths.append(folder / name)
+
+    def documents() -> Iterator[Any]:
+        try:
+            for doc in all_documents(paths):
+                if isinstance(doc, Exception):
+                    yield Exception(str(doc).replace(str(folder) + "/", ""))
+                    continue
+                if doc.get("source") == "files":  # not a BEIR line: named by its file, not the folder
+                    name = doc["url"].rsplit("/", 1)[-1]
+                    doc = {**doc, "id": f"upload://{name}", "url": f"upload://{name}", "source": "upload"}
+                yield {**doc, **fields}
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    return documents(), request.form.get("workflow"), request.form.get("callback"), len(paths)
+
+
+@bp.post("/index/jobs")
+def create_job() -> tuple[Response, int]:
+    may_write()
+    if request.mimetype == "multipart/form-data":
+        documents, workflow_id, callback, total = _files_job()
+    else:
+        documents, workflow_id, callback, total = _json_job()
+        total = len(documents)
+    limit = get_services().settings.jobs_max_documents
+    if total > limit:
+        raise _bad(f"A job holds at most {limit} documents or files (index.jobs.maxDocuments).")
+    indexer = _indexer(workflow_id or None)
+    url = _callback(callback)
+    username = current_access().username or "local"
+    job = store_call(_jobs().create, username, total, workflow_id or None, url)
+    start_job(_jobs(), job, indexer, documents, url)
+    links = {"self": f"{request.path}/{job['id']}", "events": f"{request.path}/{job['id']}/events"}
+    return ok_content({"job": job, "links": links}), 202
+
+
+def _owned(job_id: str) -> dict[str, Any]:
+    access = current_access()
+    who = None if is_admin(access.username) else (access.username or "local")
+    job = store_call(_jobs().get, job_id, who)
+    if job is None:
+        raise DatafariError("jobNotFound")
+    return job
+
+
+@bp.get("/index/jobs/<job_id>")
+def read_job(job_id: str) -> tuple[Response, int]:
+    return ok_content({"job": _owned(job_id)}), 200
+
+
+@bp.get("/index/jobs/<job_id>/events")
+def job_events(job_id: str) -> Response:
+    """``progress`` events as the job moves, then ``done`` (its last state) and the end."""
+    job = _owned(job_id)
+    store = _jobs()
+
+    def events(state: dict[str, Any]) -> Iterator[str]:
+        sent, quiet = None, time.monotonic()
+        while True:
+            if state != sent:
+                name = "progress" if state["status"] == "running" else "done"
+                yield f"event: {name}\ndata: {json.dumps(state)}\n\n"
+                sent, quiet = state, time.monotonic()
+                if name == "done":
+                    return
+            elif time.monotonic() - quiet > KEEP_ALIVE:
+                yield ": keep-alive\n\n"
+                quiet = time.monotonic()
+            time.sleep(POLL)
+            state = store.get(job_id, None) or state
+
+    response = Response(stream_with_context(events(job)), mimetype="text/event-stream")
+    response.headers["Cache-Control"] = "no-cache"
+    response.headers["X-Accel-Buffering"] = "no"
+    return response
