@@ -585,6 +585,8 @@ def run_cmd() -> None:
         )
         click.echo(f"  curl '{node.url}/{settings.collection_main}/select?q=password&fl=id,title,score'")
         click.echo(f"  curl {settings.agent_url}/models")
+        ui = "sign in" if settings.jwt_hs256_secret else "set security.jwt.hs256.secret first"
+        click.echo(f"Web UI: {base}/ui/ ({ui}; an administrator: datafari-rag users add admin --admin)")
         click.echo("\nCtrl-C stops everything that was started.")
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         while all(child.poll() is None for child in children):

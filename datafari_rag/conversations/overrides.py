@@ -9,11 +9,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from sqlalchemy import Engine, delete, func, select
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import sessionmaker
 
 from .schema import SettingOverride
-from .store import StoreUnavailable
+from .store import transaction
+
+WHAT = "the settings store"
 
 
 class OverrideStore:
@@ -21,36 +22,27 @@ class OverrideStore:
         self.sessions = sessionmaker(engine, expire_on_commit=False)
 
     def values(self) -> dict[str, str]:
-        try:
-            with self.sessions.begin() as session:
-                return {r.key: r.value for r in session.scalars(select(SettingOverride))}
-        except SQLAlchemyError as exc:
-            raise StoreUnavailable(f"the settings store failed: {type(exc).__name__}") from exc
+        with transaction(self.sessions, WHAT) as session:
+            return {r.key: r.value for r in session.scalars(select(SettingOverride))}
 
     def version(self) -> tuple[int, str]:
         """Changes when any override changes (how workers see a save without reading the values):
         a set moves the newest time, a reset lowers the count."""
-        try:
-            with self.sessions.begin() as session:
-                count, newest = session.execute(
-                    select(func.count(), func.max(SettingOverride.updated_at)).select_from(SettingOverride)
-                ).one()
-        except SQLAlchemyError as exc:
-            raise StoreUnavailable(f"the settings store failed: {type(exc).__name__}") from exc
+        with transaction(self.sessions, WHAT) as session:
+            count, newest = session.execute(
+                select(func.count(), func.max(SettingOverride.updated_at)).select_from(SettingOverride)
+            ).one()
         return count, str(newest)
 
     def save(self, changes: dict[str, str | None], username: str) -> None:
         """Sets each key to its text, or back to the file's value (None), all or nothing."""
         now = datetime.now(UTC)
-        try:
-            with self.sessions.begin() as session:
-                for key, value in changes.items():
-                    row = session.get(SettingOverride, key)
-                    if value is None:
-                        session.execute(delete(SettingOverride).where(SettingOverride.key == key))
-                    elif row is None:
-                        session.add(SettingOverride(key=key, value=value, updated_at=now, updated_by=username))
-                    else:
-                        row.value, row.updated_at, row.updated_by = value, now, username
-        except SQLAlchemyError as exc:
-            raise StoreUnavailable(f"the settings store failed: {type(exc).__name__}") from exc
+        with transaction(self.sessions, WHAT) as session:
+            for key, value in changes.items():
+                row = session.get(SettingOverride, key)
+                if value is None:
+                    session.execute(delete(SettingOverride).where(SettingOverride.key == key))
+                elif row is None:
+                    session.add(SettingOverride(key=key, value=value, updated_at=now, updated_by=username))
+                else:
+                    row.value, row.updated_at, row.updated_by = value, now, username

@@ -39,6 +39,22 @@ if TYPE_CHECKING:
     from .users import UserStore
 
 
+@contextmanager
+def transaction(sessions: sessionmaker[Session], what: str, taken: Exception | None = None) -> Iterator[Session]:
+    """One transaction, committed when the block ends, rolled back on any error: a unique
+    constraint refused is ``taken`` (when given), any other database failure
+    :class:`StoreUnavailable` naming ``what``."""
+    try:
+        with sessions.begin() as session:
+            yield session
+    except IntegrityError as exc:
+        if taken is None:
+            raise StoreUnavailable(f"{what} failed: IntegrityError") from exc
+        raise taken from exc
+    except SQLAlchemyError as exc:
+        raise StoreUnavailable(f"{what} failed: {type(exc).__name__}") from exc
+
+
 class ConversationNotFound(LookupError):
     """No conversation with this id belongs to this user (it may not exist at all)."""
 
@@ -127,12 +143,8 @@ class ConversationStore:
 
     @contextmanager
     def _session(self) -> Iterator[Session]:
-        """One transaction: committed when the block ends, rolled back on any error."""
-        try:
-            with self.sessions.begin() as session:
-                yield session
-        except SQLAlchemyError as exc:
-            raise StoreUnavailable(f"the conversation store failed: {type(exc).__name__}") from exc
+        with transaction(self.sessions, "the conversation store") as session:
+            yield session
 
     @staticmethod
     def _owned(session: Session, username: str, conversation_id: str, lock: bool = False) -> Conversation:

@@ -14,11 +14,10 @@ from datetime import UTC, datetime
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import Engine, func, select
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from .schema import AppUser
-from .store import StoreUnavailable
+from .store import transaction
 
 USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$")
 MAX_PASSWORD = 1024
@@ -81,13 +80,10 @@ class UserStore:
 
     @contextmanager
     def _session(self) -> Iterator[Session]:
-        try:
-            with self.sessions.begin() as session:
-                yield session
-        except IntegrityError as exc:
-            raise UserError("userExists", "This username is taken.") from exc
-        except SQLAlchemyError as exc:
-            raise StoreUnavailable(f"the user store failed: {type(exc).__name__}") from exc
+        with transaction(
+            self.sessions, "the user store", UserError("userExists", "This username is taken.")
+        ) as session:
+            yield session
 
     def create(self, username: object, password: object, admin: bool = False) -> User:
         name = check_username(username)

@@ -20,6 +20,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from langchain_text_splitters import RecursiveCharacterTextSplitter
@@ -97,14 +98,19 @@ def semantic_chunks(text: str, size: int, percentile: float, embed: Embed) -> li
     return _grouped(parts, size, breaks)
 
 
+def _json_answer(template: str, text: str, llm: LlmService, failed: str) -> dict[str, Any] | None:
+    """The JSON object the LLM answers ``template`` with for ``text``; None (``failed`` logged)
+    when the call fails or the reply holds none."""
+    try:
+        return json_reply(llm.generate(PromptContext(text).prompt(template).messages()))
+    except LlmError as exc:
+        log.warning("%s (%s)", failed, exc)
+        return None
+
+
 def propositions(text: str, llm: LlmService) -> list[str] | None:
     """The LLM's statements for one part of a text, or None when it gave none usable."""
-    prompt = PromptContext(text).prompt("propositions")
-    try:
-        found = json_reply(llm.generate(prompt.messages()))
-    except LlmError as exc:
-        log.warning("propositions not written (%s): the text is kept as it is", exc)
-        return None
+    found = _json_answer("propositions", text, llm, "propositions not written: the text is kept as it is")
     values = found.get("propositions") if found else None
     if not isinstance(values, list):
         return None
@@ -122,12 +128,7 @@ def proposition_chunks(text: str, size: int, llm: LlmService) -> list[str]:
 
 def chunk_score(chunk: str, llm: LlmService) -> float | None:
     """The LLM's score of a chunk (0 to 1), or None when it gave none."""
-    prompt = PromptContext(chunk).prompt("chunk_evaluation")
-    try:
-        found = json_reply(llm.generate(prompt.messages()))
-    except LlmError as exc:
-        log.warning("chunk not evaluated (%s): kept", exc)
-        return None
+    found = _json_answer("chunk_evaluation", chunk, llm, "chunk not evaluated: kept")
     score = found.get("score") if found else None
     if isinstance(score, int | float) and not isinstance(score, bool) and 0 <= score <= 1:
         return float(score)

@@ -17,11 +17,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Engine, select
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import sessionmaker
 
 from ..conversations.schema import IndexJob
-from ..conversations.store import StoreUnavailable
+from ..conversations.store import StoreUnavailable, transaction
 from .callbacks import post_progress
 from .corpus import CorpusReport, index_documents
 from .indexer import Indexer
@@ -61,11 +60,8 @@ class JobStore:
         self.sessions = sessionmaker(engine, expire_on_commit=False)
 
     def _run(self, work: Any) -> Any:
-        try:
-            with self.sessions.begin() as session:
-                return work(session)
-        except SQLAlchemyError as exc:
-            raise StoreUnavailable(f"the job store failed: {type(exc).__name__}") from exc
+        with transaction(self.sessions, "the job store") as session:
+            return work(session)
 
     def create(self, username: str, total: int, workflow_id: str | None, callback: str | None) -> dict[str, Any]:
         now = datetime.now(UTC)

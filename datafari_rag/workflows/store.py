@@ -19,7 +19,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Engine, select, update
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from ..conversations.schema import (
@@ -30,7 +29,7 @@ from ..conversations.schema import (
     Workflow,
     WorkflowFilter,
 )
-from ..conversations.store import StoreUnavailable
+from ..conversations.store import transaction
 from .spec import ChunkerSpec, WorkflowError, WorkflowSpec
 
 KEY_PREFIX = "dfr_"
@@ -105,13 +104,9 @@ class WorkflowStore:
 
     @contextmanager
     def _session(self) -> Iterator[Session]:
-        try:
-            with self.sessions.begin() as session:
-                yield session
-        except IntegrityError as exc:
-            raise WorkflowError("workflowExists", "A workflow already has this name.") from exc
-        except SQLAlchemyError as exc:
-            raise StoreUnavailable(f"the workflow store failed: {type(exc).__name__}") from exc
+        taken = WorkflowError("workflowExists", "A workflow already has this name.")
+        with transaction(self.sessions, "the workflow store", taken) as session:
+            yield session
 
     @staticmethod
     def _loaded() -> Any:

@@ -5,12 +5,13 @@ the token statistics. Every control has a label, every request stays on the side
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
@@ -41,6 +42,7 @@ def world(solr: SolrClient, settings: Settings, tmp_path_factory: pytest.TempPat
         conversations_url=f"sqlite:///{folder / 'store.db'}",
         retrieval_method="bm25",
         max_files=1,
+        update_users="root",
     )
     users = StoreHandle(mine).users()
     users.create("bea", PASSWORD)
@@ -127,6 +129,13 @@ def test_sign_in_ask_see_the_streamed_answer_and_reopen_the_conversation(
     expect(page.locator("table.usage tbody tr")).not_to_have_count(0)
     expect(page.locator("table.usage tfoot")).to_contain_text(re.compile(r"\d"))
     shot(page, "4-token-statistics")
+    # delete the conversation (after the browser's confirmation): gone from the list and the store
+    page.get_by_role("link", name="Discussion").click()
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Supprimer: Board pay").click()
+    expect(page.get_by_role("complementary", name="Conversations").get_by_role("link", name="Board pay")).to_have_count(
+        0
+    )
     origins = {re.match(r"^[a-z]+://[^/]+", url).group(0) for url in seen}  # type: ignore[union-attr]
     assert origins == {sidecar}, origins  # no CDN: every file and call from the sidecar
 
@@ -249,3 +258,86 @@ def test_the_ui_is_served_with_a_strict_content_security_policy(sidecar: str) ->
         policy: Any = response.headers["Content-Security-Policy"]
         assert "default-src 'self'" in policy and "script-src 'self'" in policy
     assert urllib3.request("GET", f"{sidecar}/ui/static/../../app.py").status == 404
+
+
+def test_a_user_signed_in_by_the_reverse_proxy_needs_no_sign_in(browser: Browser, sidecar: str) -> None:
+    context = browser.new_context(extra_http_headers={"X-Remote-User": "bea"})  # as the trusted proxy sends it
+    page = context.new_page()
+    try:
+        page.goto(f"{sidecar}/ui/")
+        expect(page.locator("#who")).to_have_text("bea")
+        expect(page.get_by_role("button", name="Sign out")).to_be_hidden()
+        expect(page.get_by_role("link", name="Users")).to_have_count(0)
+        ask(page, "What does the board pay memo say about salaries?")
+        expect(page.locator(".turn .answer a.cite")).to_have_attribute("href", MEMO)
+    finally:
+        context.close()
+
+
+def test_random_users_in_the_page_see_only_their_documents_and_conversations(
+    browser: Browser, sidecar: str, world: Settings
+) -> None:
+    """Random users sign in (in random order, some twice) and ask for the board's memo: the memo
+    reaches bea's page only, and each page lists that user's conversations only."""
+    users = StoreHandle(world).users()
+    for name in ("otto", "carol"):
+        if users.get(name) is None:
+            users.create(name, PASSWORD)
+    rng = random.Random(31)
+    asked: dict[str, list[str]] = {}
+    for turn in range(5):
+        who = rng.choice(["bea", "otto", "carol"])
+        context = browser.new_context()
+        page = context.new_page()
+        page.set_default_timeout(20000)
+        try:
+            sign_in(page, sidecar, who)
+            question = f"What does the board pay memo say? (turn {turn}, {who})"
+            ask(page, question)
+            answer = page.locator(".turn .answer").last
+            expect(answer).not_to_have_attribute("aria-busy", "true")
+            expect(answer).not_to_be_empty()
+            has_memo = page.locator(f'a[href="{MEMO}"]').count() > 0
+            assert has_memo is (who == "bea"), (who, answer.inner_text())
+            asked.setdefault(who, []).append(question)
+            page.goto(f"{sidecar}/ui/#/usage")
+            page.goto(f"{sidecar}/ui/#/chat")
+            titles = page.get_by_role("complementary", name="Conversations").get_by_role("link").all_inner_texts()
+            assert all(f", {who})" in t for t in titles if "(turn " in t), (who, titles)
+            assert {q[:80] for q in asked[who]} <= set(titles), (who, titles)
+        finally:
+            context.close()
+    assert "bea" in asked and len(asked) >= 2, asked  # both sides of the rule were seen
+
+
+def test_files_indexed_from_the_page_show_their_progress_then_answer(page: Page, sidecar: str) -> None:
+    sign_in(page, sidecar, "bea")  # not a writer of the index: refused, with why
+    page.get_by_role("link", name="Indexing").click()
+    page.get_by_label("Files (txt, md, html, pdf, docx, jsonl)").set_input_files(
+        [{"name": "x.txt", "mimeType": "text/plain", "buffer": b"x"}]
+    )
+    page.get_by_role("button", name="Index").click()
+    expect(page.get_by_role("alert")).to_contain_text("may not write")
+    page.get_by_role("button", name="Sign out").click()
+    sign_in(page, sidecar, "root")
+    page.get_by_role("link", name="Indexing").click()
+    files = [
+        {"name": "zeppelin.txt", "mimeType": "text/plain", "buffer": b"The zeppelin hangar doors open northwards."},
+        {
+            "name": "hangar.md",
+            "mimeType": "text/markdown",
+            "buffer": b"# Hangar\n\nThe hangar roof is inspected yearly.",
+        },
+    ]
+    page.get_by_label("Files (txt, md, html, pdf, docx, jsonl)").set_input_files(files)
+    page.get_by_role("button", name="Index").click()
+    expect(page.get_by_role("status").filter(has_text="Indexing finished.")).to_be_visible()
+    progress = page.get_by_role("region", name="Progress")
+    expect(progress.locator("progress")).to_have_attribute("value", "100")
+    expect(progress).to_contain_text("done · 100% · documents: 2/2")
+    shot(page, "10-indexing-job-done")
+    page.get_by_role("link", name="Chat").click()
+    ask(page, "Which way do the zeppelin hangar doors open?")
+    expect(page.get_by_role("region", name="Sources").last.get_by_role("link").first).to_have_attribute(
+        "href", "upload://zeppelin.txt"
+    )

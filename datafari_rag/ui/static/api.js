@@ -1,13 +1,14 @@
 // The sidecar's REST API, with the signed-in user's token; every refusal becomes an Error whose
 // message is the server's reason (what the user is shown).
 
-const PREFIX = document.querySelector('meta[name="api-prefix"]').content;
+export const PREFIX = document.querySelector('meta[name="api-prefix"]').content;
 
 export const session = {
   get token() { return sessionStorage.getItem("dfr.token"); },
   get user() { return JSON.parse(sessionStorage.getItem("dfr.user") || "null"); },
+  get proxied() { return !this.token && !!this.user; }, // signed in by a reverse proxy, not here
   save(token, user) {
-    sessionStorage.setItem("dfr.token", token);
+    if (token) sessionStorage.setItem("dfr.token", token);
     sessionStorage.setItem("dfr.user", JSON.stringify(user));
   },
   clear() { sessionStorage.removeItem("dfr.token"); sessionStorage.removeItem("dfr.user"); },
@@ -21,6 +22,18 @@ export function headers(extra = {}) {
   const out = { "Content-Type": "application/json", Accept: "application/json", ...extra };
   if (session.token && !out["X-API-Key"]) out.Authorization = `Bearer ${session.token}`;
   return out;
+}
+
+/** The user a reverse proxy (trusted header) or a gateway already names, if any (Datafari's
+ * v1.0 users/current), and whether the API takes them as an administrator. */
+export async function proxiedUser() {
+  try {
+    const response = await fetch(`${PREFIX.replace(/\/v2\.0$/, "/v1.0")}/users/current`, { headers: { Accept: "application/json" } });
+    const name = response.ok ? (await response.json()).content?.name : null;
+    if (!name) return null;
+    const admin = await fetch(`${PREFIX}/admin/settings`, { headers: { Accept: "application/json" } }).then((r) => r.ok, () => false);
+    return { username: name, admin };
+  } catch { return null; }
 }
 
 export async function api(path, { method = "GET", body, extraHeaders } = {}) {
@@ -47,6 +60,27 @@ export async function stream(body, onEvent, signal) {
     const json = await response.json();
     throw new ApiError(json.content?.error?.reason || json.content?.message || "Error", response.status);
   }
+  for await (const line of pieces(response, "\n")) {
+    if (line.trim()) { const event = JSON.parse(line); onEvent(event.type, event.data); }
+  }
+}
+
+/** A Server-Sent Events stream of the API, read with the user's token (EventSource sends none):
+ * calls onEvent(name, data) for each event until the stream ends. */
+export async function readEvents(path, onEvent) {
+  const response = await fetch(PREFIX + path, { headers: { ...headers(), Accept: "text/event-stream" } });
+  if (!response.ok || !response.body) throw new ApiError(`HTTP ${response.status}`, response.status, "httpError");
+  for await (const block of pieces(response, "\n\n")) {
+    const lines = Object.fromEntries(block.split("\n").filter((l) => !l.startsWith(":")).map((l) => {
+      const at = l.indexOf(": ");
+      return [l.slice(0, at), l.slice(at + 2)];
+    }));
+    if (lines.event) onEvent(lines.event, JSON.parse(lines.data));
+  }
+}
+
+/** A response body cut at each ``separator`` as it arrives. */
+async function* pieces(response, separator) {
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let buffer = "";
@@ -55,10 +89,9 @@ export async function stream(body, onEvent, signal) {
     if (done) break;
     buffer += decoder.decode(value, { stream: true });
     let cut;
-    while ((cut = buffer.indexOf("\n")) >= 0) {
-      const line = buffer.slice(0, cut).trim();
-      buffer = buffer.slice(cut + 1);
-      if (line) { const event = JSON.parse(line); onEvent(event.type, event.data); }
+    while ((cut = buffer.indexOf(separator)) >= 0) {
+      yield buffer.slice(0, cut);
+      buffer = buffer.slice(cut + separator.length);
     }
   }
 }

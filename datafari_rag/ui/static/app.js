@@ -1,10 +1,11 @@
 // The web UI: a page per route (#/chat, #/usage, #/admin/settings, #/admin/workflows,
 // #/admin/users, #/login), each built from the sidecar's REST API with the signed-in user's token.
 
-import { api, session } from "./api.js";
+import { api, proxiedUser, session } from "./api.js";
 import { chatView } from "./chat.js";
 import { h, clear } from "./dom.js";
 import { lang, setLang, t, translateStatic } from "./i18n.js";
+import { indexingView } from "./indexing.js";
 import { loginView } from "./login.js";
 import { settingsView } from "./settings.js";
 import { usageView } from "./usage.js";
@@ -14,6 +15,7 @@ import { workflowsView } from "./workflows.js";
 const ROUTES = {
   chat: { view: chatView, label: "chat" },
   usage: { view: usageView, label: "usage" },
+  indexing: { view: indexingView, label: "indexing" },
   "admin/settings": { view: settingsView, label: "settings", admin: true },
   "admin/workflows": { view: workflowsView, label: "workflows", admin: true },
   "admin/users": { view: usersView, label: "users", admin: true },
@@ -42,13 +44,18 @@ async function render() {
   const main = clear(document.getElementById("main"));
   const header = document.querySelector("header.top");
   const { key, rest } = route();
-  if (!session.token || key === "login") {
+  if (!session.user && key !== "login") {
+    const user = await proxiedUser();
+    if (user) session.save(null, user);
+  }
+  if (!session.user || key === "login") {
     header.hidden = true;
     main.append(loginView(() => go("#/chat")));
     return;
   }
   const target = ROUTES[key] || ROUTES.chat;
   header.hidden = false;
+  document.getElementById("sign-out").hidden = session.proxied; // the proxy signs users out, not this page
   renderNav(ROUTES[key] ? key : "chat");
   document.title = `${t(target.label)} — datafari-rag`;
   const page = h("div", { class: "page" }); // a later render replaces it: a slow view never lands twice

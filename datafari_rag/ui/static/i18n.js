@@ -24,6 +24,10 @@ const WORDS = {
     "Total tokens", user: "User", conversation: "Conversation", count: "wordings", fields: "fields", cancel: "Cancel",
     multiQuery: "Multi-query", rewrite: "Rewriting", hyde: "HyDE", selfQuery: "Self-querying",
     workflowSaved: "Workflow saved.", userSaved: "User saved.", deleted: "Deleted.", error: "Error",
+    indexing: "Indexing", files: "Files (txt, md, html, pdf, docx, jsonl)", fieldsJson:
+    "Fields added to each document (JSON, e.g. {\"allow_token_document\": [\"board\"]})",
+    workflowId: "Workflow id (its chunker; empty: the configuration's)", startJob: "Index", progress: "Progress",
+    documents: "documents", chunks: "chunks", failures: "failures", jobDone: "Indexing finished.",
   },
   fr: {
     language: "Langue", signOut: "Se déconnecter", signIn: "Se connecter", username: "Identifiant",
@@ -52,6 +56,11 @@ const WORDS = {
     multiQuery: "Multi-requêtes", rewrite: "Réécriture", hyde: "HyDE", selfQuery: "Auto-filtrage",
     workflowSaved: "Workflow enregistré.", userSaved: "Utilisateur enregistré.", deleted: "Supprimé.",
     error: "Erreur",
+    indexing: "Indexation", files: "Fichiers (txt, md, html, pdf, docx, jsonl)", fieldsJson:
+    "Champs ajoutés à chaque document (JSON, ex. {\"allow_token_document\": [\"board\"]})",
+    workflowId: "Id du workflow (son découpage ; vide : celui de la configuration)", startJob: "Indexer",
+    progress: "Progression", documents: "documents", chunks: "morceaux", failures: "échecs",
+    jobDone: "Indexation terminée.",
   },
 };
 
