@@ -153,14 +153,18 @@ def test_a_setting_changed_on_the_admin_page_takes_effect_and_secrets_stay_hidde
     # a bad value: the reason in the page, nothing saved
     temperature = page.get_by_label("llm.temperature", exact=True)
     original = temperature.input_value()
+    page.get_by_label("Find a key").fill("temperature")  # the other keys are hidden, not lost
+    expect(page.get_by_label("llm.model", exact=True)).to_be_hidden()
     temperature.fill("-3")
     page.get_by_role("button", name="Save").click()
     expect(page.get_by_role("alert")).to_contain_text("llm.temperature")
     shot(page, "5-settings-refused")
     temperature.fill(original)
+    page.get_by_label("Find a key").fill("prompt instructions")
     instructions.fill("Close every answer with: Kind regards, the help desk.")
     page.get_by_role("button", name="Save").click()
     expect(page.get_by_role("status").filter(has_text="applied without restart")).to_be_visible()
+    page.get_by_label("Find a key").fill("prompt.instructions")
     expect(page.get_by_label("prompt.instructions", exact=True)).to_have_value(
         "Close every answer with: Kind regards, the help desk."
     )
@@ -183,6 +187,8 @@ def test_create_a_workflow_make_its_key_and_query_it(page: Page, sidecar: str, f
     form = page.get_by_role("form", name="Create")
     form.get_by_label("Name", exact=True).fill("Board desk")
     form.get_by_label("Instructions added to the prompt").fill("Answer for the board's secretary.")
+    form.get_by_label("Chunker", exact=True).select_option("proposition")
+    form.get_by_label("LLM evaluator (drops poor chunks)").check()
     form.get_by_label('Source filters (JSON, e.g. {"extension": ["pdf"]})').fill('{"colour": ["blue"]}')
     form.get_by_role("button", name="Save").click()
     expect(form.get_by_role("alert")).to_contain_text("filters")  # refused, with why
@@ -208,6 +214,9 @@ def test_create_a_workflow_make_its_key_and_query_it(page: Page, sidecar: str, f
     page.reload()
     page.get_by_role("button", name="Edit: Board desk").click()
     assert key not in page.content()
+    form = page.get_by_role("form", name="Edit: Board desk")
+    expect(form.get_by_label("Chunker", exact=True)).to_have_value("proposition")
+    expect(form.get_by_label("LLM evaluator (drops poor chunks)")).to_be_checked()
     keys = page.get_by_role("region", name="API keys: Board desk")
     keys.get_by_role("button", name=re.compile("^Revoke: ")).click()
     expect(keys).to_contain_text("revoked")

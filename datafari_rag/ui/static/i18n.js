@@ -28,6 +28,8 @@ const WORDS = {
     "Fields added to each document (JSON, e.g. {\"allow_token_document\": [\"board\"]})",
     workflowId: "Workflow id (its chunker; empty: the configuration's)", startJob: "Index", progress: "Progress",
     documents: "documents", chunks: "chunks", failures: "failures", jobDone: "Indexing finished.",
+    chunker: "Chunker", evaluator: "LLM evaluator (drops poor chunks)",
+    threshold: "Evaluator's lowest score kept (0 to 1)", filterKeys: "Find a key",
   },
   fr: {
     language: "Langue", signOut: "Se déconnecter", signIn: "Se connecter", username: "Identifiant",
@@ -60,7 +62,8 @@ const WORDS = {
     "Champs ajoutés à chaque document (JSON, ex. {\"allow_token_document\": [\"board\"]})",
     workflowId: "Id du workflow (son découpage ; vide : celui de la configuration)", startJob: "Indexer",
     progress: "Progression", documents: "documents", chunks: "morceaux", failures: "échecs",
-    jobDone: "Indexation terminée.",
+    jobDone: "Indexation terminée.", chunker: "Découpage", evaluator: "Évaluateur LLM (écarte les mauvais morceaux)",
+    threshold: "Note minimale gardée par l'évaluateur (0 à 1)", filterKeys: "Chercher une clé",
   },
 };
 

@@ -76,5 +76,14 @@ export async function settingsView(main) {
       message.show(error.message, "error");
     } finally { save.disabled = false; }
   });
-  main.append(h("h1", {}, t("settings")), form);
+  const filter = h("input", { type: "search", name: "filter", autocomplete: "off" });
+  filter.addEventListener("input", () => { // only the keys (or help texts) holding the words typed
+    const words = filter.value.toLowerCase().split(/\s+/).filter(Boolean);
+    for (const { input, setting } of controls.values()) {
+      const text = `${setting.key} ${setting.help}`.toLowerCase();
+      input.closest(".field").hidden = !words.every((word) => text.includes(word));
+    }
+    for (const fieldset of sections.values()) fieldset.hidden = ![...fieldset.querySelectorAll(".field")].some((f) => !f.hidden);
+  });
+  main.append(h("h1", {}, t("settings")), field(t("filterKeys"), filter), form);
 }

@@ -15,7 +15,8 @@ function select(name, choices, value) {
 }
 
 function workflowForm(workflow, onSaved) {
-  const w = workflow || { retrieval: "bm25", strategy: "simple", chunker: { maxChunkSize: 600, overlap: 0 },
+  const w = workflow || { retrieval: "bm25", strategy: "simple",
+    chunker: { kind: "recursive", maxChunkSize: 600, overlap: 0, evaluator: false, threshold: 0.9 },
     queryEnhancers: [], filters: {}, ranker: null, parentChild: false, default: false, name: "", description: "",
     instructions: "" };
   const enhancer = (kind) => w.queryEnhancers.find((e) => e.kind === kind);
@@ -40,7 +41,10 @@ function workflowForm(workflow, onSaved) {
     rankerKey: h("input", { name: "rankerKey", type: "password", autocomplete: "off",
       placeholder: w.ranker?.apiKey ? t("secretSet") : t("secretUnset") }),
     rankerPath: h("input", { name: "rankerPath", value: w.ranker?.path || "" }),
+    chunker: select("chunker", ["recursive", "semantic", "proposition"], w.chunker.kind || "recursive"),
     chunkSize: h("input", { name: "chunkSize", type: "number", min: 50, max: 8000, value: w.chunker.maxChunkSize }),
+    evaluator: h("input", { name: "evaluator", type: "checkbox", checked: !!w.chunker.evaluator }),
+    threshold: h("input", { name: "threshold", type: "number", min: 0, max: 1, step: "any", value: w.chunker.threshold ?? 0.9 }),
     overlap: h("input", { name: "overlap", type: "number", min: 0, value: w.chunker.overlap }),
     default: h("input", { name: "default", type: "checkbox", checked: w.default }),
   };
@@ -60,7 +64,8 @@ function workflowForm(workflow, onSaved) {
     h("fieldset", {}, h("legend", {}, t("ranker")), field(t("ranker"), c.ranker), field(t("topN"), c.topN),
       field(`${t("url")} (api)`, c.rankerUrl), field(`${t("model")} (api)`, c.rankerModel),
       field(`${t("apiKey")} (api)`, c.rankerKey), field(`${t("path")} (onnx)`, c.rankerPath)),
-    h("fieldset", {}, h("legend", {}, "Chunker"), field(t("chunkSize"), c.chunkSize), field(t("overlap"), c.overlap)),
+    h("fieldset", {}, h("legend", {}, t("chunker")), field(t("chunker"), c.chunker), field(t("chunkSize"), c.chunkSize),
+      field(t("overlap"), c.overlap), check(c.evaluator, t("evaluator")), field(t("threshold"), c.threshold)),
     check(c.default, t("default")),
     h("button", { type: "submit" }, t("save")), message);
   form.addEventListener("submit", async (event) => {
@@ -87,7 +92,8 @@ function workflowForm(workflow, onSaved) {
     const body = {
       name: c.name.value, description: c.description.value, retrieval: c.retrieval.value, strategy: c.strategy.value,
       parentChild: c.parentChild.checked, instructions: c.instructions.value, queryEnhancers: enhancers, filters, ranker,
-      chunker: { kind: "recursive", maxChunkSize: Number(c.chunkSize.value), overlap: Number(c.overlap.value) },
+      chunker: { kind: c.chunker.value, maxChunkSize: Number(c.chunkSize.value), overlap: Number(c.overlap.value),
+        evaluator: c.evaluator.checked, threshold: Number(c.threshold.value) },
       default: c.default.checked,
     };
     try {
