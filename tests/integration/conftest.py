@@ -56,3 +56,38 @@ def board_world(
     doc = {"url": restricted["id"], **restricted, "allow_token_document": ["board"]}
     assert [r.status for r in indexer.add([doc], commit=True)] == ["ok"]
     return mine
+
+
+PASSWORD = "correct horse battery"  # every local user's in the tests
+MEMO = {
+    "id": "file://share/board/pay.txt",
+    "title": "Board pay memo",
+    "exactContent": "The board pay memo: salaries rise by 3 percent.",
+}
+
+
+def signed_in_world(
+    solr: Any,
+    settings: Settings,
+    folder: Path,
+    prefix: str,
+    users: dict[str, bool],
+    sample: bool = True,
+    **changes: Any,
+) -> Settings:
+    """:func:`board_world` (the board's pay memo for bea) with local sign-in: an HS256 secret, a
+    store of the test's own, BM25, and these local users (name -> administrator), password
+    :data:`PASSWORD`."""
+    from datafari_rag.conversations import StoreHandle
+
+    mine = board_world(solr, settings, folder, prefix, MEMO, sample).replace(
+        jwt_hs256_secret="a test secret of at least thirty-two bytes!",
+        conversations_url=f"sqlite:///{folder / 'store.db'}",
+        retrieval_method="bm25",
+        **changes,
+    )
+    store = StoreHandle(mine).users()
+    for name, admin in users.items():
+        if store.get(name) is None:
+            store.create(name, PASSWORD, admin=admin)
+    return mine

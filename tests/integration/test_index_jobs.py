@@ -26,12 +26,11 @@ from datafari_rag.conversations.database import open_engine
 from datafari_rag.solr import SolrClient
 from datafari_rag.testing.fake_llm import FakeLlm
 from datafari_rag.testing.servers import serve
-from tests.integration.conftest import board_world, cli_environment
+from tests.integration.conftest import PASSWORD, board_world, cli_environment
 from tests.integration.test_indexing import chunks_of
 
 API = "/Datafari/rest/v2.0"
 WRITER = {"X-Remote-User": "indexer"}
-PASSWORD = "correct horse battery"
 
 
 class Recorder:
@@ -80,6 +79,7 @@ def world(
         admins="root",
         retrieval_method="bm25",
     )
+    StoreHandle(mine).users().create("root", PASSWORD, admin=True)  # an administrator, signed in by the proxy here
     return mine
 
 
@@ -180,9 +180,6 @@ def test_a_workflow_s_chunker_cuts_the_job_s_documents(
 ) -> None:
     statements = ["The cooling pump is checked every Monday.", "The filter is replaced every six months."]
     fake_llm.answer = lambda prompt: json.dumps({"propositions": statements})
-    users = StoreHandle(world).users()
-    if users.get("root") is None:
-        users.create("root", PASSWORD, admin=True)
     root = {"X-Remote-User": "root"}
     spec = {"name": "propositions", "chunker": {"kind": "proposition", "maxChunkSize": 60}}
     workflow = client.post(f"{API}/workflows", json=spec, headers=root).get_json()["content"]["workflow"]
@@ -233,9 +230,6 @@ def test_bad_uploads_are_refused(client: FlaskClient, world: Settings) -> None:
 def test_random_users_see_only_their_own_jobs(client: FlaskClient) -> None:
     """Jobs of the writers (indexer, otto) read by random users, anonymous included: a job is
     found by its writer and by an administrator only; others may not write at all."""
-    users = StoreHandle(client.application.extensions["live"].base).users()
-    if users.get("root") is None:
-        users.create("root", PASSWORD, admin=True)
     owners = {}
     for writer in ("indexer", "otto"):
         body = {"documents": docs(f"own-{writer}", 2)}
@@ -270,9 +264,6 @@ def test_the_index_command_cuts_with_a_workflow_s_chunker(
 ) -> None:
     statements = ["The boiler is serviced each spring.", "The boiler's valves are tested monthly."]
     fake_llm.answer = lambda prompt: json.dumps({"propositions": statements})
-    users = StoreHandle(world).users()
-    if users.get("root") is None:
-        users.create("root", PASSWORD, admin=True)
     spec = {"name": "cli propositions", "chunker": {"kind": "proposition", "maxChunkSize": 60}}
     client.post(f"{API}/workflows", json=spec, headers={"X-Remote-User": "root"})
     (tmp_path / "docs").mkdir()

@@ -12,31 +12,20 @@ from flask.testing import FlaskClient
 
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
-from datafari_rag.conversations import StoreHandle
 from datafari_rag.solr import SolrClient
 from datafari_rag.testing.fake_llm import FakeLlm
-from tests.integration.conftest import board_world
+from tests.integration.conftest import MEMO as BOARD_MEMO
+from tests.integration.conftest import PASSWORD, signed_in_world
 
 API = "/Datafari/rest/v2.0"
-MEMO = "file://share/board/pay.txt"
-PASSWORD = "correct horse battery"
+MEMO = BOARD_MEMO["id"]
 
 
 @pytest.fixture(scope="module")
 def users_settings(solr: SolrClient, settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    folder = tmp_path_factory.mktemp("users")
-    memo = {"id": MEMO, "title": "Board pay memo", "exactContent": "The board pay memo: salaries rise by 3 percent."}
-    mine = board_world(solr, settings, folder, "users", memo, sample=False)
-    mine = mine.replace(
-        jwt_hs256_secret="a test secret of at least thirty-two bytes!",
-        conversations_url=f"sqlite:///{folder / 'store.db'}",
-        retrieval_method="bm25",
-    )
-    users = StoreHandle(mine).users()
-    users.create("bea", PASSWORD)  # the mapping file gives bea the board's token
-    users.create("otto", PASSWORD)
-    users.create("root", PASSWORD, admin=True)
-    return mine
+    # the mapping file gives bea the board's token
+    users = {"bea": False, "otto": False, "root": True}
+    return signed_in_world(solr, settings, tmp_path_factory.mktemp("users"), "users", users, sample=False)
 
 
 @pytest.fixture

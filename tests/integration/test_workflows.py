@@ -13,34 +13,22 @@ from sqlalchemy import text
 
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
-from datafari_rag.conversations import StoreHandle
 from datafari_rag.conversations.database import open_engine
 from datafari_rag.solr import SolrClient
 from datafari_rag.testing.fake_llm import FakeLlm
-from tests.integration.conftest import board_world
+from tests.integration.conftest import MEMO as BOARD_MEMO
+from tests.integration.conftest import PASSWORD, signed_in_world
 
 API = "/Datafari/rest/v2.0"
-MEMO = "file://share/board/pay.txt"
-PASSWORD = "correct horse battery"
+MEMO = BOARD_MEMO["id"]
 QUESTION = {"query": "board pay memo salaries"}
 TABLES = ("workflow", "chunker", "query_enhancer", "workflow_filter", "ranker", "api_key", "setting_override")
 
 
 @pytest.fixture(scope="module")
 def world(solr: SolrClient, settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    folder = tmp_path_factory.mktemp("workflows")
-    memo = {"id": MEMO, "title": "Board pay memo", "exactContent": "The board pay memo: salaries rise by 3 percent."}
-    mine = board_world(solr, settings, folder, "workflows", memo)
-    mine = mine.replace(
-        jwt_hs256_secret="a test secret of at least thirty-two bytes!",
-        conversations_url=f"sqlite:///{folder / 'store.db'}",
-        retrieval_method="bm25",
-    )
-    users = StoreHandle(mine).users()
-    users.create("bea", PASSWORD)
-    users.create("otto", PASSWORD)
-    users.create("root", PASSWORD, admin=True)
-    return mine
+    users = {"bea": False, "otto": False, "root": True}
+    return signed_in_world(solr, settings, tmp_path_factory.mktemp("workflows"), "workflows", users)
 
 
 @pytest.fixture

@@ -19,11 +19,11 @@ from datafari_rag.conversations import StoreHandle
 from datafari_rag.solr import SolrClient
 from datafari_rag.testing.fake_llm import FakeLlm
 from datafari_rag.testing.servers import serve
-from tests.integration.conftest import board_world
+from tests.integration.conftest import MEMO as BOARD_MEMO
+from tests.integration.conftest import PASSWORD, signed_in_world
 from tests.ui.conftest import shot
 
-MEMO = "file://share/board/pay.txt"
-PASSWORD = "correct horse battery"
+MEMO = BOARD_MEMO["id"]
 ANSWER = "The board pay memo says salaries rise by 3 percent [1]."
 SUMMARY = "A memo of the board on pay: salaries rise by 3 percent."
 
@@ -34,20 +34,8 @@ def reply(prompt: str) -> str:
 
 @pytest.fixture(scope="module")
 def world(solr: SolrClient, settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    folder = tmp_path_factory.mktemp("ui")
-    memo = {"id": MEMO, "title": "Board pay memo", "exactContent": "The board pay memo: salaries rise by 3 percent."}
-    mine = board_world(solr, settings, folder, "ui", memo)
-    mine = mine.replace(
-        jwt_hs256_secret="a test secret of at least thirty-two bytes!",
-        conversations_url=f"sqlite:///{folder / 'store.db'}",
-        retrieval_method="bm25",
-        max_files=1,
-        update_users="root",
-    )
-    users = StoreHandle(mine).users()
-    users.create("bea", PASSWORD)
-    users.create("root", PASSWORD, admin=True)
-    return mine
+    users = {"bea": False, "root": True}
+    return signed_in_world(solr, settings, tmp_path_factory.mktemp("ui"), "ui", users, max_files=1, update_users="root")
 
 
 @pytest.fixture
@@ -311,9 +299,11 @@ def test_random_users_in_the_page_see_only_their_documents_and_conversations(
             asked.setdefault(who, []).append(question)
             page.goto(f"{sidecar}/ui/#/usage")
             page.goto(f"{sidecar}/ui/#/chat")
-            titles = page.get_by_role("complementary", name="Conversations").get_by_role("link").all_inner_texts()
+            listed = page.get_by_role("complementary", name="Conversations")
+            for mine in asked[who]:  # waits for the list: every conversation of mine is there
+                expect(listed.get_by_role("link", name=mine[:80], exact=True)).to_be_visible()
+            titles = listed.get_by_role("link").all_inner_texts()
             assert all(f", {who})" in t for t in titles if "(turn " in t), (who, titles)
-            assert {q[:80] for q in asked[who]} <= set(titles), (who, titles)
         finally:
             context.close()
     assert "bea" in asked and len(asked) >= 2, asked  # both sides of the rule were seen
