@@ -36,7 +36,7 @@ export async function usersView(main) {
   const admin = h("input", { name: "new-admin", type: "checkbox" });
   const form = h("form", { class: "card" }, h("h2", {}, t("createUser")),
     field(t("username"), username), field(t("password"), password),
-    h("label", {}, admin, " ", t("admin")),
+    h("label", { class: "check" }, admin, " ", t("admin")),
     h("button", { type: "submit" }, t("create")));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
