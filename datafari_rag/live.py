@@ -113,8 +113,8 @@ class LiveServices:
         return default.spec.settings(settings) if default else settings
 
     def workflow_pipeline(self, workflow: StoredWorkflow) -> Pipeline:
-        """The pipeline a workflow runs: the current settings with its keys (built once per version
-        of the workflow and of the configuration)."""
+        """The pipeline a workflow runs: the current settings with its keys, on its own collections
+        when it has them (built once per version of the workflow and of the configuration)."""
         services = self.current()
         key = (workflow.version, id(services))
         with self._lock:
@@ -124,8 +124,9 @@ class LiveServices:
                 return found
         settings = workflow.spec.settings(services.settings)
         p = services.pipeline
+        main, vectors = services.collections(settings)
         pipeline = Pipeline(
-            settings, p.main, p.vectors, p.llm, None, p.guard, p.external_tools, build_reranker(settings, p.llm)
+            settings, main, vectors, p.llm, None, p.guard, p.external_tools, build_reranker(settings, p.llm)
         )
         with self._lock:
             self._pipelines[key] = pipeline

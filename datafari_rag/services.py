@@ -36,9 +36,16 @@ class Services:
     indexer: Indexer
     conversations: StoreHandle
 
+    def collections(self, settings: Settings) -> tuple[Collection, Collection]:
+        """The collections ``settings`` name (a workflow's own, or these services' own)."""
+        if (settings.collection_main, settings.collection_vector) == (self.main.name, self.vectors.name):
+            return self.main, self.vectors
+        return Collection(self.solr, settings.collection_main), Collection(self.solr, settings.collection_vector)
+
     def indexer_with(self, settings: Settings) -> Indexer:
-        """An indexer over the same collections and outbox, cutting as ``settings`` say (a workflow's chunker)."""
-        return Indexer(settings, self.main, self.vectors, self.indexer.outbox, self.llm)
+        """An indexer with the same outbox, writing where and cutting as ``settings`` say (a workflow's
+        collections and chunker)."""
+        return Indexer(settings, *self.collections(settings), self.indexer.outbox, self.llm)
 
 
 def solr_client(settings: Settings) -> SolrClient:

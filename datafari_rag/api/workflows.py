@@ -23,6 +23,8 @@ from ..conversations.users import check_username
 from ..errors import DatafariError
 from ..retrieval.filters import source_filter
 from ..retrieval.rerank import build_reranker
+from ..solr import SolrError
+from ..solr.bootstrap import SchemaProblem, ensure_collections
 from ..workflows.spec import WorkflowSpec, parse_workflow
 from ..workflows.store import StoredWorkflow, WorkflowStore
 from .body import json_object
@@ -53,6 +55,12 @@ def _checked(body: dict[str, Any], kept: dict[str, Any] | None = None) -> Workfl
         build_reranker(spec.settings(services.settings), services.llm)
     except ConfigError as exc:
         raise DatafariError("workflowBadRequest", f"This workflow cannot run: {exc}") from None
+    if spec.collection:  # its own collections, made (with its chunker in Solr's processor) if missing
+        try:
+            ensure_collections(services.solr, spec.settings(services.settings, indexing=True))
+        except (SolrError, SchemaProblem) as exc:
+            reason = f"Its collections could not be made: {exc}"
+            raise DatafariError("workflowBadRequest", reason, detail=str(exc)) from None
     return spec
 
 

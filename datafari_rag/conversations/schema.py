@@ -132,6 +132,7 @@ class Workflow(Base):
     strategy: Mapped[str] = mapped_column(String(16))
     parent_child: Mapped[bool] = mapped_column(Boolean)
     instructions: Mapped[str] = mapped_column(Text)
+    collection: Mapped[str] = mapped_column(String(40), server_default="")  # empty: the configuration's
     is_default: Mapped[bool] = mapped_column(Boolean)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

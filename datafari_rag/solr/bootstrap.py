@@ -96,6 +96,16 @@ def bootstrap(
     return report
 
 
+def ensure_collections(solr: SolrClient, settings: Settings) -> bool:
+    """The collections ``settings`` name, bootstrapped if one of them is missing (a workflow's
+    own); True when they were made now. Collections that exist are left as they are."""
+    existing = set(admin.list_collections(solr))
+    if {settings.collection_main, settings.collection_vector} <= existing:
+        return False
+    bootstrap(solr, settings)
+    return True
+
+
 def check_upgrade(solr: SolrClient, collection: str) -> None:
     """Refuses a collection whose ``title`` is single-valued (created before it became Datafari's
     multi-valued field): the new configset would make every later write fail in Lucene."""

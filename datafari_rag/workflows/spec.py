@@ -18,6 +18,7 @@ from ..conversations.schema import CHUNKERS, ENHANCERS, RANKERS, RETRIEVALS, STR
 from ..retrieval.filters import source_filter
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}$")
+COLLECTION = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,29}$")  # <it>_FileShare and <it>_VectorMain
 FIELDS = {
     "name",
     "description",
@@ -29,6 +30,7 @@ FIELDS = {
     "queryEnhancers",
     "filters",
     "ranker",
+    "collection",
     "default",
 }
 CHUNKER_FIELDS = {"kind", "maxChunkSize", "overlap", "evaluator", "threshold"}
@@ -79,6 +81,7 @@ class WorkflowSpec:
     enhancers: tuple[tuple[str, dict[str, Any]], ...] = ()  # (kind, options), in order
     filters: dict[str, tuple[str, ...]] = field(default_factory=dict)
     ranker: tuple[str, int, dict[str, Any]] | None = None  # (kind, topN, options)
+    collection: str = ""  # its own <collection>_FileShare and _VectorMain; empty: the configuration's
     default: bool = False
 
     def as_dict(self, secrets: bool = False) -> dict[str, Any]:
@@ -99,6 +102,7 @@ class WorkflowSpec:
             "queryEnhancers": [{"kind": kind, **options} for kind, options in self.enhancers],
             "filters": {k: list(v) for k, v in self.filters.items()},
             "ranker": ranker,
+            "collection": self.collection,
             "default": self.default,
         }
 
@@ -140,6 +144,9 @@ class WorkflowSpec:
                 keys["query.hyde.enabled"] = "true"
             else:
                 keys["query.selfQuery.fields"] = ",".join(options.get("fields", []))
+        if self.collection:
+            keys["solr.collection.main"] = f"{self.collection}_FileShare"
+            keys["solr.collection.vector"] = f"{self.collection}_VectorMain"
         if self.ranker is not None:
             kind, top_n, options = self.ranker
             keys |= {"rerank.enabled": "true", "rerank.backend": kind, "rerank.topN": str(top_n)}
@@ -237,6 +244,17 @@ def _enhancers(value: Any) -> tuple[tuple[str, dict[str, Any]], ...]:
     return tuple(found)
 
 
+def _collection(value: Any) -> str:
+    if value == "":
+        return ""
+    if not isinstance(value, str) or not COLLECTION.match(value) or value.lower() in ("fileshare", "vectormain"):
+        raise _bad(
+            "'collection' is empty (the configuration's) or 1 to 30 letters, digits or '_', starting with a "
+            "letter: the workflow's collections are <collection>_FileShare and <collection>_VectorMain."
+        )
+    return value
+
+
 def _ranker(value: Any) -> tuple[str, int, dict[str, Any]] | None:
     if value is None:
         return None
@@ -280,8 +298,11 @@ def parse_workflow(body: dict[str, Any], base: Settings, secrets_kept: dict[str,
         enhancers=_enhancers(body.get("queryEnhancers")),
         filters=filters,
         ranker=ranker,
+        collection=_collection(body.get("collection", "")),
         default=_bool(body, "default"),
     )
+    if spec.collection and spec.default:
+        raise _bad("A workflow with its own collection cannot be the default: ai/rag serves the configured ones.")
     try:
         spec.settings(base, indexing=True)
     except ConfigError as exc:

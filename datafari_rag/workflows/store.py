@@ -77,6 +77,7 @@ def _spec(row: Workflow) -> WorkflowSpec:
         enhancers=tuple((e.kind, dict(e.options)) for e in row.enhancers),
         filters=filters,
         ranker=(row.ranker.kind, row.ranker.top_n, dict(row.ranker.options)) if row.ranker else None,
+        collection=row.collection,
         default=row.is_default,
     )
 
@@ -89,6 +90,7 @@ def _fill(row: Workflow, spec: WorkflowSpec) -> None:
     """The row and its children as ``spec`` says (children replaced whole)."""
     row.name, row.description, row.retrieval, row.strategy = spec.name, spec.description, spec.retrieval, spec.strategy
     row.parent_child, row.instructions, row.is_default = spec.parent_child, spec.instructions, spec.default
+    row.collection = spec.collection
     c = spec.chunker
     row.chunker = Chunker(
         kind=c.kind, max_chunk_size=c.max_chunk_size, overlap=c.overlap, evaluator=c.evaluator, threshold=c.threshold

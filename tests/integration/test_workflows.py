@@ -5,6 +5,7 @@ default workflow is what ai/rag runs, and every refused request changes nothing.
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
 import pytest
@@ -28,7 +29,8 @@ TABLES = ("workflow", "chunker", "query_enhancer", "workflow_filter", "ranker", 
 @pytest.fixture(scope="module")
 def world(solr: SolrClient, settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Settings:
     users = {"bea": False, "otto": False, "root": True}
-    return signed_in_world(solr, settings, tmp_path_factory.mktemp("workflows"), "workflows", users)
+    folder = tmp_path_factory.mktemp("workflows")
+    return signed_in_world(solr, settings, folder, "workflows", users, update_users="root")
 
 
 @pytest.fixture
@@ -177,6 +179,50 @@ def test_the_default_workflow_is_what_ai_rag_runs(client: FlaskClient, fake_llm:
     assert "Answer like a" not in fake_llm.messages()[-1][0]["content"]
 
 
+def test_a_workflow_with_its_own_collections_indexes_and_answers_there_only(
+    client: FlaskClient, solr: SolrClient, world: Settings
+) -> None:
+    root = bearer(client, "root")
+    made = new_workflow(client, root, collection="wfown", instructions="Answer from the lab's notes.")
+    assert made["collection"] == "wfown"
+    listed = solr.get("admin/collections", {"action": "LIST"})["collections"]
+    assert {"wfown_FileShare", "wfown_VectorMain"} <= set(listed)
+    note = {"id": "lab-note", "title": "Lab note", "exactContent": "The centrifuge of the lab spins at 9000 rpm."}
+    secret = {
+        **note,
+        "id": "lab-secret",
+        "allow_token_document": ["board"],
+        "exactContent": "The board's centrifuge budget.",
+    }
+    body = {"documents": [note, secret], "workflow": made["id"]}
+    job = client.post(f"{API}/index/jobs", json=body, headers=root).get_json()["content"]["job"]
+    for _ in range(100):
+        state = client.get(f"{API}/index/jobs/{job['id']}", headers=root).get_json()["content"]["job"]
+        if state["status"] != "running":
+            break
+        time.sleep(0.2)
+    assert state["status"] == "done" and state["documents"] == 2, state
+    solr.get("wfown_FileShare/update", {"commit": "true"})
+    solr.get("wfown_VectorMain/update", {"commit": "true"})
+    assert solr.get(f"{world.collection_main}/internal", {"q": "id:lab-note", "rows": 0})["response"]["numFound"] == 0
+    question = {"query": "centrifuge lab spins rpm budget"}
+    path = f"{API}/workflows/{made['id']}/query"
+    for user, expected in (("bea", {"lab-note", "lab-secret"}), ("otto", {"lab-note"})):
+        headers = {"X-API-Key": new_key(client, root, made["id"], user)}
+        found = {d["id"] for d in client.post(path, json=question, headers=headers).get_json()["content"]["documents"]}
+        assert found == expected, (user, found)
+    # ai/rag reads the configured collections: not the workflow's
+    answer = client.post(f"{API}/ai/rag", json=question, headers=bearer(client, "bea")).get_json()
+    assert "lab-note" not in str(answer)
+    # one cannot be the default: ai/rag serves the configured collections
+    refused = client.put(
+        f"{API}/workflows/{made['id']}",
+        json={"name": made["name"], "collection": "wfown", "default": True},
+        headers=root,
+    )
+    assert refused.status_code == 400 and "cannot be the default" in refused.get_json()["content"]["error"]["reason"]
+
+
 @pytest.mark.parametrize(
     ("body", "label", "says"),
     [
@@ -194,6 +240,9 @@ def test_the_default_workflow_is_what_ai_rag_runs(client: FlaskClient, fake_llm:
         ({"name": "x", "ranker": {"kind": "onnx", "path": "/nowhere"}}, "workflowBadRequest", "cannot run"),
         ({"name": "x", "ranker": {"kind": "api"}}, "workflowBadRequest", "cannot run"),
         ({"name": "x", "instructions": "y" * 5000}, "workflowBadRequest", "'instructions'"),
+        ({"name": "x", "collection": "bad name"}, "workflowBadRequest", "'collection'"),
+        ({"name": "x", "collection": "FileShare"}, "workflowBadRequest", "'collection'"),
+        ({"name": "x", "collection": 3}, "workflowBadRequest", "'collection'"),
         (["not", "an", "object"], "workflowBadRequest", ""),
     ],
 )

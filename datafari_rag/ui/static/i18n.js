@@ -30,6 +30,7 @@ const WORDS = {
     documents: "documents", chunks: "chunks", failures: "failures", jobDone: "Indexing finished.",
     chunker: "Chunker", evaluator: "LLM evaluator (drops poor chunks)",
     threshold: "Evaluator's lowest score kept (0 to 1)", filterKeys: "Find a key",
+    collection: "Own collections: <name>_FileShare and <name>_VectorMain (empty: the configuration's)",
   },
   fr: {
     language: "Langue", signOut: "Se déconnecter", signIn: "Se connecter", username: "Identifiant",
@@ -64,6 +65,7 @@ const WORDS = {
     progress: "Progression", documents: "documents", chunks: "morceaux", failures: "échecs",
     jobDone: "Indexation terminée.", chunker: "Découpage", evaluator: "Évaluateur LLM (écarte les mauvais morceaux)",
     threshold: "Note minimale gardée par l'évaluateur (0 à 1)", filterKeys: "Chercher une clé",
+    collection: "Collections propres : <nom>_FileShare et <nom>_VectorMain (vide : celles de la configuration)",
   },
 };
 

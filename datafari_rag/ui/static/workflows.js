@@ -18,7 +18,7 @@ function workflowForm(workflow, onSaved) {
   const w = workflow || { retrieval: "bm25", strategy: "simple",
     chunker: { kind: "recursive", maxChunkSize: 600, overlap: 0, evaluator: false, threshold: 0.9 },
     queryEnhancers: [], filters: {}, ranker: null, parentChild: false, default: false, name: "", description: "",
-    instructions: "" };
+    instructions: "", collection: "" };
   const enhancer = (kind) => w.queryEnhancers.find((e) => e.kind === kind);
   const c = {
     name: h("input", { name: "name", required: true, maxlength: 100, value: w.name }),
@@ -46,6 +46,7 @@ function workflowForm(workflow, onSaved) {
     evaluator: h("input", { name: "evaluator", type: "checkbox", checked: !!w.chunker.evaluator }),
     threshold: h("input", { name: "threshold", type: "number", min: 0, max: 1, step: "any", value: w.chunker.threshold ?? 0.9 }),
     overlap: h("input", { name: "overlap", type: "number", min: 0, value: w.chunker.overlap }),
+    collection: h("input", { name: "collection", maxlength: 30, value: w.collection || "" }),
     default: h("input", { name: "default", type: "checkbox", checked: w.default }),
   };
   c.instructions.value = w.instructions;
@@ -66,6 +67,7 @@ function workflowForm(workflow, onSaved) {
       field(`${t("apiKey")} (api)`, c.rankerKey), field(`${t("path")} (onnx)`, c.rankerPath)),
     h("fieldset", {}, h("legend", {}, t("chunker")), field(t("chunker"), c.chunker), field(t("chunkSize"), c.chunkSize),
       field(t("overlap"), c.overlap), check(c.evaluator, t("evaluator")), field(t("threshold"), c.threshold)),
+    field(t("collection"), c.collection),
     check(c.default, t("default")),
     h("button", { type: "submit" }, t("save")), message);
   form.addEventListener("submit", async (event) => {
@@ -94,6 +96,7 @@ function workflowForm(workflow, onSaved) {
       parentChild: c.parentChild.checked, instructions: c.instructions.value, queryEnhancers: enhancers, filters, ranker,
       chunker: { kind: c.chunker.value, maxChunkSize: Number(c.chunkSize.value), overlap: Number(c.overlap.value),
         evaluator: c.evaluator.checked, threshold: Number(c.threshold.value) },
+      collection: c.collection.value.trim(),
       default: c.default.checked,
     };
     try {
