@@ -17,14 +17,16 @@ import json
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from flask import Blueprint, Response, request, stream_with_context
+from werkzeug.datastructures import FileStorage
 from werkzeug.utils import secure_filename
 
 from ..config import ConfigError
+from ..conversations import StoreUnavailable
 from ..errors import DatafariError
 from ..indexing.callbacks import CallbackRefused, check_callback
 from ..indexing.files import SUFFIXES, all_documents
@@ -76,7 +78,7 @@ def _callback(value: Any) -> str | None:
         raise _bad(str(exc)) from None
 
 
-def _json_job() -> tuple[list[Any], Any, Any, None]:
+def _json_job() -> tuple[list[Any], Any, Any]:
     body = json_object("jobBadRequest")
     unknown = sorted(set(body) - {"documents", "workflow", "callback"})
     if unknown:
@@ -84,34 +86,40 @@ def _json_job() -> tuple[list[Any], Any, Any, None]:
     documents = body.get("documents")
     if not isinstance(documents, list) or not documents:
         raise _bad("'documents' is a non-empty list of documents (Solr's JSON, with id and exactContent).")
-    return documents, body.get("workflow"), body.get("callback"), None
+    return documents, body.get("workflow"), body.get("callback")
 
 
-def _files_job() -> tuple[Iterator[Any], Any, Any, int]:
-    """The uploaded files, saved to a folder of the job's (removed once they are read)."""
+def _files_form() -> tuple[list[FileStorage], dict[str, Any], Any, Any]:
+    """The uploaded files and the form's fields, checked (nothing is saved yet)."""
     files = request.files.getlist("files")
     if not files:
         raise _bad("Send the files as 'files' parts of a multipart form.")
-    fields: dict[str, Any] = {}
+    fields: Any = {}
     if request.form.get("fields"):
         try:
             fields = json.loads(request.form["fields"])
         except ValueError:
-            fields = None  # type: ignore[assignment]
+            fields = None
         if not isinstance(fields, dict) or {"id", "exactContent"} & set(fields):
             raise _bad("'fields' is a JSON object of fields added to each file's document (not id or exactContent).")
-    folder = Path(tempfile.mkdtemp(prefix="index-job-"))
-    paths = []
+    names: set[str] = set()
     for upload in files:
         name = secure_filename(upload.filename or "")
         if not name or Path(name).suffix.lower() not in SUFFIXES:
-            shutil.rmtree(folder)
             raise _bad(f"{upload.filename!r}: files are {', '.join(sorted(SUFFIXES))}.")
-        if (folder / name).exists():
-            shutil.rmtree(folder)
+        if name in names:
             raise _bad(f"{name!r} is sent twice.")
-        upload.save(folder / name)
-        paths.append(folder / name)
+        names.add(name)
+    return files, fields, request.form.get("workflow"), request.form.get("callback")
+
+
+def _saved(files: list[FileStorage], fields: dict[str, Any]) -> tuple[Iterator[Any], Path]:
+    """The files saved to a folder of the job's, and their documents (the folder is removed once
+    they are read)."""
+    folder = Path(tempfile.mkdtemp(prefix="index-job-"))
+    paths = [folder / secure_filename(upload.filename or "") for upload in files]
+    for upload, path in zip(files, paths, strict=True):
+        upload.save(path)
 
     def documents() -> Iterator[Any]:
         try:
@@ -126,24 +134,37 @@ def _files_job() -> tuple[Iterator[Any], Any, Any, int]:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
-    return documents(), request.form.get("workflow"), request.form.get("callback"), len(paths)
+    return documents(), folder
 
 
 @bp.post("/index/jobs")
 def create_job() -> tuple[Response, int]:
+    """Everything is checked before a file is saved or a job recorded: a refused job leaves nothing."""
     may_write()
+    uploads: list[FileStorage] = []
+    fields: dict[str, Any] = {}
+    documents: Iterable[Any]
     if request.mimetype == "multipart/form-data":
-        documents, workflow_id, callback, total = _files_job()
+        uploads, fields, workflow_id, callback = _files_form()
+        total = len(uploads)
     else:
-        documents, workflow_id, callback, total = _json_job()
+        documents, workflow_id, callback = _json_job()
         total = len(documents)
     limit = get_services().settings.jobs_max_documents
     if total > limit:
         raise _bad(f"A job holds at most {limit} documents or files (index.jobs.maxDocuments).")
     indexer = _indexer(workflow_id or None)
     url = _callback(callback)
+    folder = None
+    if uploads:
+        documents, folder = _saved(uploads, fields)
     username = current_access().username or "local"
-    job = store_call(_jobs().create, username, total, workflow_id or None, url)
+    try:
+        job = store_call(_jobs().create, username, total, workflow_id or None, url)
+    except DatafariError:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
     start_job(_jobs(), job, indexer, documents, url)
     links = {"self": f"{request.path}/{job['id']}", "events": f"{request.path}/{job['id']}/events"}
     return ok_content({"job": job, "links": links}), 202
@@ -182,7 +203,10 @@ def job_events(job_id: str) -> Response:
                 yield ": keep-alive\n\n"
                 quiet = time.monotonic()
             time.sleep(POLL)
-            state = store.get(job_id, None) or state
+            try:
+                state = store.get(job_id, None) or state
+            except StoreUnavailable:  # the store is away for a moment: the stream waits for it
+                continue
 
     response = Response(stream_with_context(events(job)), mimetype="text/event-stream")
     response.headers["Cache-Control"] = "no-cache"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import random
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -214,7 +215,9 @@ def test_bad_jobs_are_refused_and_nothing_starts(client: FlaskClient, world: Set
 
 def test_bad_uploads_are_refused(client: FlaskClient, world: Settings) -> None:
     before = jobs_in_store(world)
+    folders = set(Path(tempfile.gettempdir()).glob("index-job-*"))
     cases = [
+        {"files": [(io.BytesIO(b"a"), "a.txt")], "callback": "http://elsewhere.example/p"},  # checked before saving
         {"files": [(io.BytesIO(b"x"), "run.exe")]},
         {"files": [(io.BytesIO(b"a"), "a.txt"), (io.BytesIO(b"b"), "a.txt")]},
         {"files": [(io.BytesIO(b"a"), "a.txt")], "fields": "{not json"},
@@ -225,6 +228,7 @@ def test_bad_uploads_are_refused(client: FlaskClient, world: Settings) -> None:
         response = client.post(f"{API}/index/jobs", data=form, headers=WRITER, content_type="multipart/form-data")
         assert response.status_code == 400 and response.get_json()["content"]["error"]["label"] == "jobBadRequest"
     assert jobs_in_store(world) == before
+    assert set(Path(tempfile.gettempdir()).glob("index-job-*")) == folders  # no file was kept
 
 
 def test_random_users_see_only_their_own_jobs(client: FlaskClient) -> None:
