@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -32,6 +33,15 @@ def sample_texts(count: int) -> list[str]:
     while len(texts) < count:
         texts += texts[: count - len(texts)]
     return texts
+
+
+def texts_from_arguments(description: str | None) -> list[str]:
+    """The texts of a benchmark that embeds: ``--texts N`` of :func:`sample_texts` (16 with ``--quick``)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--texts", type=int, default=128)
+    parser.add_argument("--quick", action="store_true", help="16 texts")
+    args = parser.parse_args()
+    return sample_texts(16 if args.quick else args.texts)
 
 
 def rss_mb(pid: int) -> float:

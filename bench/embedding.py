@@ -6,22 +6,17 @@ in-process (the baseline, same texts, same run), the ratio, and the agent's memo
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import requests
 
-from bench.common import Figure, emit, rss_mb, sample_texts, served_agent
+from bench.common import Figure, emit, rss_mb, served_agent, texts_from_arguments
 from datafari_rag.agent.model import SentenceEmbedder
 from datafari_rag.testing.servers import free_port
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--texts", type=int, default=128)
-    parser.add_argument("--quick", action="store_true", help="16 texts")
-    args = parser.parse_args()
-    texts = sample_texts(16 if args.quick else args.texts)
+    texts = texts_from_arguments(__doc__)
 
     embedder = SentenceEmbedder()
     began = time.perf_counter()

@@ -7,10 +7,9 @@ run. docs/evaluation.md puts these beside each model's nDCG@10.
 
 from __future__ import annotations
 
-import argparse
 import time
 
-from bench.common import Figure, emit, sample_texts
+from bench.common import Figure, emit, texts_from_arguments
 from datafari_rag.agent.model import SentenceEmbedder
 from datafari_rag.agent.onnx_model import BGE_SMALL, OnnxEmbedder
 
@@ -23,11 +22,7 @@ def rate(embed: object, texts: list[str]) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--texts", type=int, default=128)
-    parser.add_argument("--quick", action="store_true", help="16 texts")
-    args = parser.parse_args()
-    texts = sample_texts(16 if args.quick else args.texts)
+    texts = texts_from_arguments(__doc__)
     minilm = rate(SentenceEmbedder().embed, texts)
     bge = rate(OnnxEmbedder(BGE_SMALL).embed, texts)
     emit(

@@ -92,12 +92,11 @@ class LiveServices:
     def _refresh(self) -> None:
         self._checked = time.monotonic()
         try:
-            overrides = self.store.overrides()
-            default = self.store.workflows().default()
-            version = (overrides.version(), default.version if default else None)
+            overrides, workflows = self.store.overrides(), self.store.workflows()
+            version = (overrides.version(), workflows.default_version())
             if version == self._version:
                 return
-            settings = self.settings_of(overrides.values(), default)
+            settings = self.settings_of(overrides.values(), workflows.default())
             if settings != self._services.settings:  # nothing saved yet: the start's services stay
                 self._services = build_services(settings, self.llm, store=self.store)
                 self._pipelines.clear()

@@ -51,13 +51,14 @@ def _checked(body: dict[str, Any], kept: dict[str, Any] | None = None) -> Workfl
     """The workflow of a body, or workflowBadRequest saying why it could not run."""
     services = get_services()
     spec = store_call(parse_workflow, body, services.settings, kept)
+    settings = spec.settings(services.settings, indexing=True)  # loads: parse_workflow checked it
     try:
-        build_reranker(spec.settings(services.settings), services.llm)
+        build_reranker(settings, services.llm)
     except ConfigError as exc:
         raise DatafariError("workflowBadRequest", f"This workflow cannot run: {exc}") from None
     if spec.collection:  # its own collections, made (with its chunker in Solr's processor) if missing
         try:
-            ensure_collections(services.solr, spec.settings(services.settings, indexing=True))
+            ensure_collections(services.solr, settings)
         except (SolrError, SchemaProblem) as exc:
             reason = f"Its collections could not be made: {exc}"
             raise DatafariError("workflowBadRequest", reason, detail=str(exc)) from None

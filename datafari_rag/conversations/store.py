@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Engine, func, select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
@@ -27,6 +27,7 @@ from .database import database_url, migrate, open_engine
 from .schema import STATUSES, Block, Conversation, UsageStat
 
 TITLE_MAX = 200
+P = TypeVar("P")
 # SQLite has no row locks: two turns of one conversation written at once may pick the same place,
 # the later one is refused by the unique (conversation, position) and tries the next place.
 _APPEND_TRIES = 10
@@ -317,42 +318,36 @@ class StoreHandle:
         self._store: ConversationStore | None = None
         self._failed: tuple[float, StoreUnavailable] | None = None
         self._lock = threading.Lock()
-        self._users: UserStore | None = None
-        self._overrides: OverrideStore | None = None
-        self._workflows: WorkflowStore | None = None
-        self._jobs: JobStore | None = None
+        self._parts: dict[type, Any] = {}  # the other stores of the same database, made once each
+
+    def _part(self, kind: type[P], *args: Any) -> P:
+        if kind not in self._parts:
+            self._parts[kind] = kind(self.get().engine, *args)
+        return self._parts[kind]
 
     def users(self) -> UserStore:
         """The local users, in the same database."""
         from .users import UserStore
 
-        if self._users is None:
-            self._users = UserStore(self.get().engine, self.settings.users_min_password)
-        return self._users
+        return self._part(UserStore, self.settings.users_min_password)
 
     def overrides(self) -> OverrideStore:
         """The settings administrators changed at run time, in the same database."""
         from .overrides import OverrideStore
 
-        if self._overrides is None:
-            self._overrides = OverrideStore(self.get().engine)
-        return self._overrides
+        return self._part(OverrideStore)
 
     def workflows(self) -> WorkflowStore:
         """The workflows and their API keys, in the same database."""
         from ..workflows.store import WorkflowStore
 
-        if self._workflows is None:
-            self._workflows = WorkflowStore(self.get().engine)
-        return self._workflows
+        return self._part(WorkflowStore)
 
     def jobs(self) -> JobStore:
         """The indexing jobs' progress, in the same database."""
         from ..indexing.jobs import JobStore
 
-        if self._jobs is None:
-            self._jobs = JobStore(self.get().engine)
-        return self._jobs
+        return self._part(JobStore)
 
     def get(self) -> ConversationStore:
         with self._lock:

@@ -230,8 +230,9 @@ def _enhancers(value: Any) -> tuple[tuple[str, dict[str, Any]], ...]:
             raise _bad(f"Each query enhancer has a 'kind' among {', '.join(ENHANCERS)}.")
         if any(kind == k for k, _ in found):
             raise _bad(f"The query enhancer '{kind}' is given twice.")
-        options = {k: v for k, v in _object(item, "queryEnhancers", {"kind", *ENHANCER_OPTIONS[kind]}).items()}
-        options.pop("kind")
+        options = {
+            k: v for k, v in _object(item, "queryEnhancers", {"kind", *ENHANCER_OPTIONS[kind]}).items() if k != "kind"
+        }
         if kind == "multiQuery":
             count = _int(options, "count", 1, 5, 3)
             options = {"count": count, "minVotes": _int(options, "minVotes", 1, count + 1, 1)}

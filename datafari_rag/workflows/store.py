@@ -174,6 +174,14 @@ class WorkflowStore:
         with self._session() as session:
             return [_stored(r) for r in session.scalars(self._loaded().order_by(Workflow.name))]
 
+    def default_version(self) -> tuple[str, str] | None:
+        """The default workflow's :attr:`StoredWorkflow.version`, read without its stages (what
+        workers compare every second)."""
+        with self._session() as session:
+            query = select(Workflow.id, Workflow.updated_at).where(Workflow.is_default.is_(True))
+            found = session.execute(query).first()
+            return (found[0], _utc(found[1]) or "") if found else None
+
     def default(self) -> StoredWorkflow | None:
         with self._session() as session:
             row = session.scalars(self._loaded().where(Workflow.is_default.is_(True))).first()
