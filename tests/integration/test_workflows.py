@@ -369,3 +369,31 @@ def test_administrators_alone_read_and_change_settings(client: FlaskClient) -> N
     assert client.get(f"{API}/admin/settings", headers=otto).status_code == 403
     changed = client.put(f"{API}/admin/settings", json={"values": {"llm.model": "x"}}, headers=otto)
     assert changed.status_code == 403
+
+
+def test_random_users_never_read_a_secret_nor_change_settings(client: FlaskClient, world: Settings) -> None:
+    """Random reads and changes of the settings by random users, anonymous included: only the
+    administrator's succeed, and no answer ever holds a secret's value."""
+    rng = random.Random(41)
+    secrets_ = (world.jwt_hs256_secret, "a-token-nobody-may-read")
+    root = bearer(client, "root")
+    client.put(f"{API}/admin/settings", json={"values": {"ai.api.token": secrets_[1]}}, headers=root)
+    who_headers = {"bea": bearer(client, "bea"), "otto": bearer(client, "otto"), "root": root, "anonymous": {}}
+    allowed = 0
+    for _ in range(30):
+        who = rng.choice(list(who_headers))
+        if rng.random() < 0.5:
+            response = client.get(f"{API}/admin/settings", headers=who_headers[who])
+        else:
+            values = {rng.choice(["llm.model", "prompt.instructions"]): rng.choice(["x", None])}
+            response = client.put(f"{API}/admin/settings", json={"values": values}, headers=who_headers[who])
+        text_ = response.get_data(as_text=True)
+        assert not any(s in text_ for s in secrets_), who
+        if who == "root":
+            assert response.status_code == 200
+            allowed += 1
+        else:
+            assert response.status_code == (401 if who == "anonymous" else 403), (who, response.status_code)
+    assert allowed > 3
+    back = {"ai.api.token": None, "llm.model": None, "prompt.instructions": None}
+    client.put(f"{API}/admin/settings", json={"values": back}, headers=root)
