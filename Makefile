@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 CLI    := $(VENV)/bin/datafari-rag
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install jars browser run test lint unit integration e2e bench clean
+.PHONY: install jars browser run test lint unit integration plugin-test e2e bench clean
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,7 +40,13 @@ unit: install
 integration: jars browser
 	$(PY) -m pytest -m integration
 
-test: lint jars browser
+# The Solr plugin's own tests (Solr's solr-test-framework: the security parser, the parameter guard)
+plugin-test: jars
+	mkdir -p solr_config/plugin/target
+	cd solr_config/plugin && mvn -B -ntp -q test > target/test.log 2>&1 || (tail -150 target/test.log; exit 1)
+	@grep -h "Tests run" solr_config/plugin/target/surefire-reports/*.txt
+
+test: lint jars browser plugin-test
 	$(PY) -m pytest -v
 
 # DatafariUI (francelabs/DatafariUI; DATAFARIUI_SRC: its git directory or folder) built with npm and

@@ -23,7 +23,7 @@ from . import search_params
 from .auth import current_access
 from .context import get_services
 from .rag import select_rag
-from .validation import SORT, bounded_int, field_list
+from .validation import bounded_int, field_list, sort_clause, without_acl_fields
 
 bp = Blueprint("search", __name__)
 
@@ -50,11 +50,9 @@ def _only(allowed: set[str], per_field: bool = False) -> None:
 def _text(name: str, value: str | None) -> str:
     if value is None or not value.strip():
         raise DatafariError("ragBadRequest", f"'{name}' is required.")
-    if "{!" in value:
-        raise DatafariError("ragBadRequest", f"'{name}' may not contain local parameters.")
     if len(value) > get_services().settings.query_max_length:
         raise DatafariError("ragBadRequest", f"'{name}' is too long.")
-    return value
+    return search_params.query(name, value, get_services().settings.query_max_length)
 
 
 def _solr_json(parsed: dict[str, Any]) -> Response:
@@ -62,6 +60,8 @@ def _solr_json(parsed: dict[str, Any]) -> Response:
     (Solr's echo would hold the ACL parameters; they are asked not to be echoed, and replaced)."""
     header = parsed.setdefault("responseHeader", {})
     header["params"] = search_params.echo(request.args)
+    if isinstance(parsed.get("response"), dict) and isinstance(parsed["response"].get("docs"), list):
+        parsed["response"]["docs"] = without_acl_fields(parsed["response"]["docs"])
     return Response(json.dumps(parsed, ensure_ascii=False), mimetype="application/json")
 
 
@@ -95,9 +95,7 @@ def select() -> Response:
     if "fl" in request.args:
         params.append(("fl", field_list(request.args["fl"], "fl")))
     if "sort" in request.args:
-        if not SORT.match(request.args["sort"].strip()):
-            raise DatafariError("ragBadRequest", "'sort' must be 'field asc' or 'field desc'.")
-        params.append(("sort", request.args["sort"].strip()))
+        params.append(("sort", sort_clause(request.args["sort"])))
     search_params.aggregator(request.args.get("aggregator"))
     params += search_params.facets_and_filters(request.args, services.settings.query_max_length)
     params += search_params.highlighting(request.args)
@@ -135,6 +133,7 @@ def vector() -> Response:
     if asked is not None and "parent_doc" not in asked and "*" not in asked:
         docs = [{k: v for k, v in d.items() if k != "parent_doc"} for d in docs]
     header = {k: v for k, v in found.get("responseHeader", {}).items() if k != "params"}
+    docs = without_acl_fields(docs)
     body = {"responseHeader": header, "response": {"numFound": len(docs), "start": 0, "docs": docs}}
     return Response(json.dumps(body, ensure_ascii=False), mimetype="application/json")
 

@@ -23,14 +23,13 @@ from werkzeug.datastructures import MultiDict
 
 from ..errors import DatafariError
 from ..retrieval.bm25 import highlighting as passage_highlighting
-from .validation import FIELD_NAME, bounded_int
+from .validation import FIELD_NAME, bounded_int, names_acl_field
 
 TAG = re.compile(r"^[A-Za-z0-9_\-.]{1,100}$")
 LOCAL = re.compile(r"^\{!([^{}]*)\}(.*)$", re.S)
 PLAIN_FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 DATE_MATH = re.compile(r"^[0-9A-Za-z:.+\-/*]{1,100}$")
 PER_FIELD = re.compile(r"^f\.([A-Za-z_][A-Za-z0-9_]*)\.((?:facet|hl)\.[a-z.]+)$")
-ACL_FIELD = re.compile(r"^(allow|deny)_token_")
 MAX_VALUES = 100  # facets or filters of one kind in one request
 
 # The parameters a client may repeat, and the local-parameter keys each accepts.
@@ -103,10 +102,12 @@ def is_per_field(name: str) -> bool:
 
 
 def query(name: str, value: str, max_length: int) -> str:
-    """A query in Solr's standard syntax with no local parameters anywhere in it."""
-    lowered = value.lower()
-    if "{!" in value or "_query_" in lowered:
+    """A query in Solr's standard syntax with no local parameters anywhere in it, naming no ACL field."""
+    lowered = value.replace("\\", "").lower()
+    if "{!" in lowered or "_query_" in lowered or "_val_" in lowered:
         raise _bad(f"'{name}' may not contain local parameters.")
+    if names_acl_field(value):
+        raise _bad(f"'{name}' may not name an access-control field.")
     if not value.strip() or len(value) > max_length:
         raise _bad(f"'{name}' must be a query of 1 to {max_length} characters.")
     return value
@@ -114,7 +115,7 @@ def query(name: str, value: str, max_length: int) -> str:
 
 def field(name: str, value: str) -> str:
     """A plain field name that is not one of the ACL fields."""
-    if not PLAIN_FIELD.match(value) or ACL_FIELD.match(value):
+    if not PLAIN_FIELD.match(value) or names_acl_field(value):
         raise _bad(f"'{name}' must name a field (not an access-control field).")
     return value
 
@@ -177,7 +178,7 @@ def highlighting(args: MultiDict[str, str]) -> list[tuple[str, str]]:
     params["hl"] = "true"
     if "hl.fl" in args:
         fields = [f.strip() for f in args["hl.fl"].split(",") if f.strip()]
-        if not fields or len(fields) > 10 or not all(FIELD_NAME.match(f) and not ACL_FIELD.match(f) for f in fields):
+        if not fields or len(fields) > 10 or not all(FIELD_NAME.match(f) and not names_acl_field(f) for f in fields):
             raise _bad("'hl.fl' must be a comma-separated list of at most 10 field names.")
         params["hl.fl"] = ",".join(fields)
     return list(params.items())

@@ -105,15 +105,37 @@ def rag_request(body: Any, max_query_length: int, default_lang: str | None) -> R
 
 
 FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
-SORT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\s+(asc|desc)$")
+SORT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s+(asc|desc)$")
+# The six ManifoldCF fields: never returned, faceted, highlighted, sorted or queried for a client
+ACL_FIELD = re.compile(r"(allow|deny)_token_", re.IGNORECASE)
+
+
+def names_acl_field(text: str) -> bool:
+    """Whether ``text`` (a field, or a query in Solr's syntax, escapes and all) names an ACL field."""
+    return bool(ACL_FIELD.search(text.replace("\\", "")))
 
 
 def field_list(value: str, name: str) -> str:
-    """A comma-separated list of plain field names (no functions, no transformers)."""
+    """A comma-separated list of plain field names (no functions, no transformers, no ACL field)."""
     fields = [f.strip() for f in value.split(",") if f.strip()]
     if not fields or not all(f == "score" or f == "*" or FIELD_NAME.match(f) for f in fields):
         raise DatafariError("ragBadRequest", f"'{name}' must be a comma-separated list of field names.")
+    if any(names_acl_field(f) for f in fields):
+        raise DatafariError("ragBadRequest", f"'{name}' may not name an access-control field.")
     return ",".join(fields)
+
+
+def sort_clause(value: str) -> str:
+    """``field asc|desc`` on a plain field that is not an ACL field."""
+    found = SORT.match(value.strip())
+    if not found or names_acl_field(found.group(1)):
+        raise DatafariError("ragBadRequest", "'sort' must be 'field asc' or 'field desc', not on an ACL field.")
+    return value.strip()
+
+
+def without_acl_fields(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Documents as a client sees them: ``fl=*`` would otherwise return their ACL tokens."""
+    return [{k: v for k, v in d.items() if not names_acl_field(k)} for d in docs]
 
 
 def bounded_int(value: str | None, name: str, low: int, high: int, default: int) -> int:

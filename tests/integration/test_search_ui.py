@@ -148,11 +148,21 @@ def test_a_clicked_facet_filters_and_keeps_its_own_counts(ui: Settings) -> None:
         ("hl.fl", "allow_token_share"),
         ("hl.simple.pre", "<script>"),
         ("aggregator", "remote1"),
+        # the ACL fields are never queried, sorted or returned for a client
+        ("fq", "allow_token_document:team-hr"),
+        ("fq", "allow\\_token\\_document:*"),
+        ("facet.query", "{!key=x}deny_token_share:*"),
+        ("q", "allow_token_document:team-hr"),
+        ("q", '_val_:"docfreq(content_en,pump)"'),
+        ("sort", "allow_token_document asc"),
+        ("fl", "id,allow_token_share"),
     ],
 )
 def test_parameters_outside_the_known_forms_are_refused(ui: Settings, name: str, value: str) -> None:
     client = create_app(ui).test_client()
-    response = client.get(f"{API}/search/select", query_string=[("q", "pump"), (name, value)])
+    response = client.get(
+        f"{API}/search/select", query_string=[*([("q", "pump")] if name != "q" else []), (name, value)]
+    )
     body = response.get_json()
     assert body["status"] == "ERROR" and body["content"]["error"]["label"] == "ragBadRequest", (name, value, body)
     assert body["content"]["error"]["reason"]
@@ -237,3 +247,17 @@ def test_each_random_user_sees_only_their_own_identity(ui: Settings) -> None:
         body = client.get(f"{V1}/users/current", headers={"X-Remote-User": user}).get_json()
         assert body["content"]["name"] == user
         assert not any(other in str(body) for other in users if other != user)
+
+
+def test_every_field_never_includes_the_acl_fields(ui: Settings) -> None:
+    """``fl=*`` answers each document's stored fields less the six ACL fields, on both search proxies."""
+    client = create_app(ui).test_client()
+    for path, args in (
+        ("search/select", {"q": "*:*", "fl": "*", "rows": 50}),
+        ("search/vector", {"queryrag": "pump", "fl": "*"}),
+    ):
+        response = client.get(f"{API}/{path}", query_string=args)
+        assert response.status_code == 200, response.get_json()
+        docs = response.get_json()["response"]["docs"]
+        assert docs and all("id" in d for d in docs)
+        assert not [k for d in docs for k in d if "_token_" in k], path

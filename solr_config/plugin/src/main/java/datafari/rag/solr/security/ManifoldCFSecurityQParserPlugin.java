@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.stream.Collectors;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.search.BooleanClause.Occur;
 import org.apache.lucene.search.BooleanQuery;
@@ -52,8 +51,7 @@ public class ManifoldCFSecurityQParserPlugin extends QParserPlugin implements Re
   static final String NO_SECURITY = "__nosecurity__";
   static final List<String> LEVELS = List.of("share", "parent", "document");
 
-  private Set<String> trusted = Collections.emptySet();
-  private boolean trustWithoutAuthentication;
+  private Callers callers = new Callers(Set.of(), false);
   private boolean groupsAsTokens;
   private String authority;
   private String mappingFile;
@@ -65,12 +63,7 @@ public class ManifoldCFSecurityQParserPlugin extends QParserPlugin implements Re
   @Override
   public void init(NamedList<?> args) {
     SolrParams params = args.toSolrParams();
-    trusted =
-        Arrays.stream(params.get("trustedPrincipals", "").split(","))
-            .map(String::strip)
-            .filter(s -> !s.isEmpty())
-            .collect(Collectors.toUnmodifiableSet());
-    trustWithoutAuthentication = params.getBool("trustWithoutAuthentication", false);
+    callers = Callers.of(params);
     groupsAsTokens = params.getBool("groupsAsTokens", false);
     authority = params.get("authorityServiceBaseURL", "");
     mappingFile = params.get("mappingFile", "acl-mapping.json");
@@ -128,7 +121,7 @@ public class ManifoldCFSecurityQParserPlugin extends QParserPlugin implements Re
         if (user == null) {
           return filter(Collections.emptySet());
         }
-        List<String> groups = trusts(req) ? groups(params) : List.of();
+        List<String> groups = callers.trusts(req) ? groups(params) : List.of();
         Set<String> held = new TreeSet<>(tokens.of(user, groups));
         if (groupsAsTokens) {
           held.addAll(groups);
@@ -141,21 +134,11 @@ public class ManifoldCFSecurityQParserPlugin extends QParserPlugin implements Re
   /** The user the request speaks for, or null for anonymous. */
   String user(SolrQueryRequest req, SolrParams params) {
     Principal principal = req.getUserPrincipal();
-    if (trusts(req)) {
+    if (callers.trusts(req)) {
       String named = params == null ? null : params.get(USER_PARAM);
       return named == null || named.isBlank() ? null : named;
     }
     return principal == null ? null : principal.getName();
-  }
-
-  /** Whether the request may name another user: the service account, or a Solr without
-   * authentication that is configured to trust its only client. */
-  private boolean trusts(SolrQueryRequest req) {
-    Principal principal = req.getUserPrincipal();
-    if (principal != null) {
-      return trusted.contains(principal.getName());
-    }
-    return trustWithoutAuthentication && req.getCoreContainer().getAuthenticationPlugin() == null;
   }
 
   private static List<String> groups(SolrParams params) {

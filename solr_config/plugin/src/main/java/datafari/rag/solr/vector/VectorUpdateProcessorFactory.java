@@ -10,9 +10,14 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import org.apache.lucene.search.Query;
 import org.apache.solr.client.solrj.SolrServerException;
+import org.apache.solr.client.solrj.impl.CloudHttp2SolrClient;
+import org.apache.solr.client.solrj.impl.CloudSolrClient;
+import org.apache.solr.common.util.IOUtils;
+import org.apache.solr.core.CloseHook;
 import org.apache.solr.common.SolrException;
 import org.apache.solr.common.SolrException.ErrorCode;
 import org.apache.solr.common.SolrInputDocument;
@@ -96,6 +101,9 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
   private double minAlnumRatio;
   private int batchChunks;
   private Chunker chunker;
+  private CloudSolrClient chunkClient;
+  private Object clientAuthentication;
+  private final List<CloudSolrClient> retired = new ArrayList<>();
 
   @Override
   public void init(NamedList<?> args) {
@@ -152,13 +160,47 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
       throw new SolrException(
           ErrorCode.SERVER_ERROR, "The chunk-and-embed processor needs SolrCloud");
     }
-    ChunkWriter writer =
-        new ChunkWriter(
-            container
-                .getSolrClientCache()
-                .getCloudSolrClient(container.getZkController().getZkServerAddress()),
-            collection);
+    ChunkWriter writer = new ChunkWriter(client(req.getCore()), collection);
     return new Processor(req, writer, next);
+  }
+
+  /**
+   * The client that writes the chunks, made again whenever Solr's authentication changes: Solr
+   * signs its own requests between nodes (PKI) only in clients made after the authentication
+   * plugin was installed, so a client made earlier would be refused once {@code security.json}
+   * arrives on a running Solr.
+   */
+  private synchronized CloudSolrClient client(SolrCore core) {
+    CoreContainer container = core.getCoreContainer();
+    Object authentication = container.getAuthenticationPlugin();
+    if (chunkClient == null || authentication != clientAuthentication) {
+      CloudSolrClient old = chunkClient;
+      chunkClient =
+          new CloudHttp2SolrClient.Builder(
+                  List.of(container.getZkController().getZkServerAddress()), Optional.empty())
+              .withHttpClient(container.getDefaultHttpSolrClient())
+              .build();
+      clientAuthentication = authentication;
+      if (old == null) {
+        core.addCloseHook(
+            new CloseHook() {
+              @Override
+              public void postClose(SolrCore closed) {
+                closeClient();
+              }
+            });
+      } else {
+        retired.add(old); // requests under way may still use it: closed with the core
+      }
+    }
+    return chunkClient;
+  }
+
+  private synchronized void closeClient() {
+    retired.forEach(IOUtils::closeQuietly);
+    retired.clear();
+    IOUtils.closeQuietly(chunkClient);
+    chunkClient = null;
   }
 
   /** False on a replica receiving its leader's copy: the leader has done the work already. */
