@@ -1,8 +1,10 @@
 """Leak harness: random ACLs, users and requests over every path; counts what leaked.
 
 Prints one line: trials, leaks (target 0 in >= 10,000 trials), and how many trials reached the
-LLM with readable documents (so that zero leaks is not zero exposure), with the same count
-measured with the ACL filter switched off (the baseline: the harness sees leaks when there are).
+LLM with readable documents (so that zero leaks is not zero exposure), then the controls, 200
+trials each: the sidecar's layer off (Solr's alone must hold), Solr's layer off (the sidecar's
+alone must hold), and both off, which must show leaks — a control at 0 with everything off
+means the harness is blind, and fails the run.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 
 from bench.common import Figure, bench_stack, emit
 from datafari_rag.app import create_app
-from datafari_rag.testing.acl_harness import build, harness_settings, one_trial
+from datafari_rag.testing.acl_harness import LAYERS, build, harness_settings, layers_off, one_trial
 from datafari_rag.testing.fake_llm import FakeLlm
 from datafari_rag.testing.servers import serve
 
@@ -47,21 +49,28 @@ def main() -> None:
         import datafari_rag.solr.search as search
 
         original = search.acl_params
-        search.acl_params = lambda access: []
+        controls = {}
         try:
-            control = sum(len(one_trial(rng, clients, corpus, fake)[1]) for _ in range(200))
+            for layer in LAYERS:
+                search.acl_params = layers_off(layer)
+                controls[layer] = sum(len(one_trial(rng, clients, corpus, fake)[1]) for _ in range(200))
         finally:
             search.acl_params = original
+    held = controls["sidecar"] == 0 and controls["solr"] == 0
     emit(
         "acl_leaks",
         f"acl_leaks: {len(leaks)} leaks in {trials} trials ({len(kinds)} request kinds x bm25/vector/rrf, "
         f"{len(corpus.users)} users, {len(corpus.docs)} documents; {reached} trials reached the LLM; "
-        f"{seconds:.0f} s); with the filter off, 200 trials showed {control} leaks; target 0",
+        f"{seconds:.0f} s); controls of 200 trials: sidecar's layer off {controls['sidecar']} leaks, "
+        f"Solr's layer off {controls['solr']}, both off {controls['both']} (must be > 0); target 0",
         Figure(f"leaks in {trials} trials", len(leaks), "", "= 0", not leaks),
-        Figure("leaks with the filter off (control)", control),
+        Figure("leaks with one layer off (each alone holds)", controls["sidecar"] + controls["solr"], "", "= 0", held),
+        Figure("leaks with both layers off (control)", controls["both"], "", "> 0", controls["both"] > 0),
     )
     for trial, doc in leaks[:10]:
         print(f"  leak: {trial} saw {doc}")
+    if controls["both"] == 0:
+        raise SystemExit("acl_leaks: with both layers off the harness saw no leak: it is blind")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from typing import Any
 from ..config import Settings
 from ..indexing.indexer import Indexer
 from ..indexing.outbox import Outbox
+from ..security.acl import UserAccess, acl_params
 from ..solr import SolrClient
 from ..solr.bootstrap import bootstrap
 
@@ -52,6 +53,25 @@ def random_acl(rng: random.Random) -> dict[str, list[str]]:
 
 
 EVERY_TOKEN = "harness-every-token"
+LAYERS = ("sidecar", "solr", "both")
+
+
+def layers_off(which: str) -> Any:
+    """``solr.search.acl_params`` with a layer switched off, for the harness's controls: "sidecar"
+    drops the sidecar's own ``fq`` (the user still named to Solr), "solr" names to Solr a user who
+    holds every token (the sidecar's ``fq`` kept), "both" does both. Each layer alone must hold
+    (0 leaks); both off must show leaks, or the harness is blind."""
+    if which not in LAYERS:
+        raise ValueError(f"unknown layer {which!r}")
+
+    def params(access: UserAccess) -> list[tuple[str, str]]:
+        own = acl_params(access)
+        fq = [p for p in own if not p[0].startswith("Authenticated")]
+        named = [p for p in own if p[0].startswith("Authenticated")]
+        every = [] if access.unrestricted else [("AuthenticatedUserName", EVERY_TOKEN)]
+        return {"sidecar": named, "solr": fq + every, "both": every}[which]
+
+    return params
 
 
 @dataclass

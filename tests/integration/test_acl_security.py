@@ -18,9 +18,11 @@ from datafari_rag.solr.search import FORM, _form, secured_search
 from datafari_rag.testing.acl_harness import (
     API,
     EVERY_TOKEN,
+    LAYERS,
     Corpus,
     build,
     harness_settings,
+    layers_off,
     leaked,
     one_trial,
     reference_allows,
@@ -139,34 +141,25 @@ def test_no_leak_with_query_enhancement_reranking_and_context_assembly_on(
     assert exposed_some > 25
 
 
-def test_solr_alone_holds_when_the_sidecar_filter_is_off(
-    acl_world: tuple[Settings, Corpus, Path], fake_llm: FakeLlm, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("layer", LAYERS)
+def test_each_layer_alone_holds_and_the_harness_sees_leaks_with_both_off(
+    acl_world: tuple[Settings, Corpus, Path], fake_llm: FakeLlm, monkeypatch: pytest.MonkeyPatch, layer: str
 ) -> None:
-    """The sidecar's fq removed, the user still named: Solr's layer alone lets nothing leak."""
-    monkeypatch.setattr(
-        "datafari_rag.solr.search.acl_params",
-        lambda access: [p for p in acl_params(access) if p[0].startswith("Authenticated")],
-    )
+    """The controls: the sidecar's fq removed (Solr's layer alone), or Solr told a user who holds
+    every token (the sidecar's layer alone): nothing leaks. Both off: the same trials must report
+    leaks, or the harness is blind."""
+    monkeypatch.setattr("datafari_rag.solr.search.acl_params", layers_off(layer))
     settings, corpus, _ = acl_world
     clients = {
         "bm25": create_app(settings).test_client(),
         "vector": create_app(settings.replace(retrieval_method="vector")).test_client(),
     }
     rng = random.Random(5)
-    assert [d for _ in range(60) for d in one_trial(rng, clients, corpus, fake_llm)[1]] == []
-
-
-def test_the_harness_finds_leaks_when_the_filter_is_off(
-    acl_world: tuple[Settings, Corpus, Path], fake_llm: FakeLlm, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Without the sidecar's filter, and with Solr told a user who holds every token, the same
-    trials must report leaks: the harness is not blind."""
-    monkeypatch.setattr("datafari_rag.solr.search.acl_params", lambda access: [("AuthenticatedUserName", EVERY_TOKEN)])
-    settings, corpus, _ = acl_world
-    clients = {"bm25": create_app(settings).test_client()}
-    rng = random.Random(3)
     leaked = [d for _ in range(60) for d in one_trial(rng, clients, corpus, fake_llm)[1]]
-    assert len(leaked) > 10
+    if layer == "both":
+        assert len(leaked) > 10
+    else:
+        assert leaked == [], (layer, leaked[:5])
 
 
 CACHE_QUERIES = ["pump valve safety", "boiler pressure inspection", "maintenance procedure filter", "valve pump"]
