@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.StringJoiner;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.search.Query;
 import org.apache.solr.common.SolrException;
@@ -50,6 +51,9 @@ public class SecureSearchComponent extends SearchComponent {
   public static final String NAME = "secureSearch";
 
   private Callers callers = new Callers(Set.of(), false);
+  /** Each handler's configured values, read once: a reload makes new handlers and a new component. */
+  private final Map<SolrRequestHandler, Set<Map.Entry<String, String>>> configuredBy =
+      new ConcurrentHashMap<>();
 
   @Override
   public void init(NamedList<?> args) {
@@ -125,10 +129,14 @@ public class SecureSearchComponent extends SearchComponent {
   }
 
   /** The values the handler itself configures (defaults, appends, invariants), by name. */
-  private static Set<Map.Entry<String, String>> configured(SolrQueryRequest req) {
-    Set<Map.Entry<String, String>> pairs = new HashSet<>();
+  private Set<Map.Entry<String, String>> configured(SolrQueryRequest req) {
     String path = req.getPath();
     SolrRequestHandler handler = path == null ? null : req.getCore().getRequestHandler(path);
+    return handler == null ? Set.of() : configuredBy.computeIfAbsent(handler, SecureSearchComponent::configuredIn);
+  }
+
+  private static Set<Map.Entry<String, String>> configuredIn(SolrRequestHandler handler) {
+    Set<Map.Entry<String, String>> pairs = new HashSet<>();
     if (handler instanceof RequestHandlerBase) {
       NamedList<?> init = ((RequestHandlerBase) handler).getInitArgs();
       for (String section : List.of("defaults", "appends", "invariants")) {
@@ -145,7 +153,7 @@ public class SecureSearchComponent extends SearchComponent {
         }
       }
     }
-    return pairs;
+    return Set.copyOf(pairs);
   }
 
   /** {@code *} in {@code fl} as the schema's stored fields less the ACL fields; null if absent. */
