@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -83,25 +84,33 @@ def bench_stack(prefix: str = "bench_") -> Iterator[tuple[Settings, SolrClient, 
     from datafari_rag.indexing.sample import index_sample
     from datafari_rag.solr.bootstrap import bootstrap
     from datafari_rag.solr.runtime import LocalSolr
+    from datafari_rag.solr.security_json import write_config
+    from datafari_rag.solr.service_account import credentials
     from datafari_rag.testing.servers import free_port
 
     node = None
     url = os.environ.get("DATAFARI_RAG_SOLR_URL")
+    # the service account: DATAFARI_RAG_SOLR_USERNAME/PASSWORD with a given Solr, else made for this run
+    account = Settings(
+        solr_username=os.environ.get("DATAFARI_RAG_SOLR_USERNAME", ""),
+        solr_password=os.environ.get("DATAFARI_RAG_SOLR_PASSWORD", "" if url else secrets.token_urlsafe(16)),
+    )
     if not url:
-        node = LocalSolr(port=free_port(), home=Path(tempfile.mkdtemp(prefix="datafari-rag-bench-")))
-        node.start()
+        home = Path(tempfile.mkdtemp(prefix="datafari-rag-bench-"))
+        node = LocalSolr(port=free_port(), home=home, security_json=write_config(account, home / "security.json"))
+        node.start()  # secured, as `datafari-rag solr start` starts it
         url = node.url
     try:
         port = free_port()
         with served_agent(port):  # its own process, as in production
             agent = f"http://127.0.0.1:{port}"
-            settings = Settings(
+            settings = account.replace(
                 solr_url=url,
                 collection_main=f"{prefix}FileShare",
                 collection_vector=f"{prefix}VectorMain",
                 embeddings_endpoint=f"{agent}/v1",
             )
-            solr = SolrClient(url, timeout=120)
+            solr = SolrClient(url, timeout=120, auth=credentials(settings))
             bootstrap(solr, settings)
             index_sample(Indexer.of(solr, settings, Outbox()))
             yield settings, solr, f"{agent}/v1"

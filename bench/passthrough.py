@@ -9,14 +9,16 @@ Never part of the product: it filters nothing.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from datafari_rag.config import load_settings
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.search import FORM
+from datafari_rag.solr.service_account import credentials
 
-_solr = SolrClient(os.environ.get("DATAFARI_RAG_SOLR_URL", "http://127.0.0.1:8983/solr"))
+_settings = load_settings()
+_solr = SolrClient(_settings.solr_url, auth=credentials(_settings))  # the sidecar's account, as the sidecar
 
 
 def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:

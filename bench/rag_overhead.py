@@ -10,6 +10,7 @@ import time
 import requests
 
 from bench.common import Figure, bench_stack, emit, percentile
+from datafari_rag.solr.service_account import credentials
 from datafari_rag.testing.fake_llm import FakeLlm
 from datafari_rag.testing.servers import free_port, serve, served_sidecar
 
@@ -43,6 +44,7 @@ def main() -> None:
                     solr_url,
                     params={"q": q, "q.op": "OR", "rows": 3, "fl": "id,title,url,exactContent", "wt": "json"},
                     timeout=30,
+                    auth=credentials(settings),  # as the sidecar asks Solr: the service account
                 ).raise_for_status()
                 direct_ms = (time.perf_counter() - began) * 1000
                 began = time.perf_counter()

@@ -27,6 +27,7 @@ from datafari_rag.paths import CONF
 from datafari_rag.security import UserAccess
 from datafari_rag.security.acl import acl_params
 from datafari_rag.solr import SolrClient
+from datafari_rag.solr.service_account import credentials
 from datafari_rag.testing.servers import free_port, served_process, served_sidecar, settings_env
 
 SAMPLE_QUERIES = ["paid annual leave", "reset my password", "VPN client", "parking electric chargers", "congés payés"]
@@ -110,6 +111,7 @@ def main() -> None:
             requests.Session() as http,
         ):
             http.trust_env = False
+            account = credentials(settings)  # straight to Solr as the sidecar is: the service account
 
             def ok(response: requests.Response) -> None:
                 response.raise_for_status()
@@ -119,7 +121,7 @@ def main() -> None:
                 """Straight to Solr (as the sidecar sends it), through the sidecar, through the bare hop."""
                 solr_url = f"{settings.solr_url}/{path}"
                 return (
-                    lambda: ok(http.post(solr_url, data=[*straight, *acl, ("wt", "json")])),
+                    lambda: ok(http.post(solr_url, data=[*straight, *acl, ("wt", "json")], auth=account)),
                     lambda: ok(http.get(f"{base}{API}/{api}", params=sidecar)),
                     lambda: ok(http.get(f"{floor}/{path}", params=[*bare, *acl])),
                 )

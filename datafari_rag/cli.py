@@ -25,7 +25,8 @@ from .services import build_services
 from .solr import SolrError
 from .solr.bootstrap import SchemaProblem, bootstrap
 from .solr.runtime import LocalSolr, RuntimeProblem, cluster, ensure_jars
-from .solr.security_json import SecurityProblem, write_config
+from .solr.security_json import SecurityProblem, check_door, write_config
+from .solr.service_account import credentials
 
 
 def _clear_errors(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -67,19 +68,28 @@ def solr() -> None:
     """The local Solr 9.10 runtime (Maven Central jars, SolrCloud with embedded ZooKeeper)."""
 
 
-def _local_solr(port: int | None) -> LocalSolr:
-    """The local node, on the given port or the port of solr.url."""
-    return _nodes(port, 1)[0]
-
-
-def _nodes(port: int | None, count: int | None = None) -> list[LocalSolr]:
+def _nodes(port: int | None, count: int | None = None, security_json: Path | None = None) -> list[LocalSolr]:
     """The local cluster's nodes (``count`` of them; default: those started before), the first on
     the given port or the port of solr.url."""
     settings = _settings()
     if count is None:
         count = 1 + len(list(var_dir().glob("solr-node*")))
     base = port or urlsplit(settings.solr_url).port or 8983
-    return cluster(base, count, settings.solr_heap, settings.solr_soft_commit_ms)
+    return cluster(base, count, settings.solr_heap, settings.solr_soft_commit_ms, security_json)
+
+
+INSECURE_WARNING = (
+    "WARNING: Solr at {url} runs WITHOUT authentication (--insecure, development only): any client "
+    "that reaches it reads every document and may change its configuration."
+)
+
+
+def _security_json(settings: Settings, secure: bool, own: Path | None) -> Path | None:
+    """The security.json a local Solr starts with: the administrator's own, the product's (the
+    service account's password generated in solr.passwordFile the first time), or none (--insecure)."""
+    if own is not None:
+        return own
+    return write_config(settings, var_dir() / "secrets" / "security.json") if secure else None
 
 
 @solr.command("start")
@@ -91,23 +101,40 @@ def _nodes(port: int | None, count: int | None = None) -> list[LocalSolr]:
 @click.option(
     "--security-json",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Install this security.json (authentication/authorization) in ZooKeeper.",
+    help="Start with this security.json (authentication/authorization) instead of the product's.",
 )
 @click.option(
-    "--secure",
-    is_flag=True,
-    help="Install the product's security.json: BasicAuth with solr.username/solr.password, "
-    "/select and /vector open (Solr filters them), the rest the service account's.",
+    "--secure/--insecure",
+    default=True,
+    show_default=True,
+    help="Secure (the default): Solr authenticates from its first request (BasicAuth, the service "
+    "account solr.username with solr.password or a generated password in solr.passwordFile); anyone "
+    "may search /select and /vector, filtered as who they are; the rest is the service account's. "
+    "--insecure: no authentication, for development only.",
 )
 @_clear_errors
 def solr_start(port: int | None, nodes: int, timeout: float, security_json: Path | None, secure: bool) -> None:
     """Starts Solr in the background (one node, or a cluster on one ZooKeeper) and waits until it answers."""
-    if secure:
-        security_json = write_config(_settings(), var_dir() / "security.json")
-    for node in _nodes(port, nodes):
-        node.security_json = security_json if node.zk_host is None else None
+    security_json = _security_json(_settings(), secure, security_json)
+    for node in _nodes(port, nodes, security_json):
         seconds = node.start(timeout=timeout)
         click.echo(f"Solr is running at {node.url} (pid {node.pid()}, ready in {seconds:.1f}s)")
+        if security_json is None:
+            click.echo(INSECURE_WARNING.format(url=node.url), err=True)
+
+
+@solr.command("security-json")
+@click.option(
+    "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Where to write it (mode 0600)."
+)
+@_clear_errors
+def solr_security_json(output: Path) -> None:
+    """Writes the product's security.json for a Solr to start with (compose writes it to ZooKeeper
+    before any node starts); the service account's password is generated in solr.passwordFile
+    when none is set, and never printed."""
+    settings = _settings()
+    write_config(settings, output)
+    click.echo(f"security.json written to {output} for the service account {credentials(settings)[0]}")
 
 
 @solr.command("stop")
@@ -124,7 +151,8 @@ def solr_stop(port: int | None) -> None:
 @_clear_errors
 def solr_status(port: int | None) -> None:
     """Says whether each local node runs, and its version."""
-    click.echo(json.dumps([node.status() for node in _nodes(port)], indent=2))
+    auth = credentials(_settings())
+    click.echo(json.dumps([node.status(auth) for node in _nodes(port)], indent=2))
 
 
 @solr.command("fetch")
@@ -152,10 +180,13 @@ def config_write_cmd() -> None:
 @click.option("--shards", type=click.IntRange(1, 64), default=1, show_default=True)
 @click.option("--replicas", type=click.IntRange(1, 8), default=1, show_default=True)
 @click.option(
-    "--secure",
-    is_flag=True,
-    help="Also make Solr authenticate (BasicAuth, the service account solr.username/solr.password) "
-    "and authorize (anyone may search /select and /vector, filtered; the rest is the service account's).",
+    "--secure/--insecure",
+    default=True,
+    show_default=True,
+    help="Secure (the default): make Solr authenticate (BasicAuth, the service account) and authorize "
+    "(anyone may search /select and /vector, filtered; the rest is the service account's) if it does "
+    "not, and refuse a Solr whose security.json has no 'all' permission. --insecure: accept a Solr "
+    "without authentication, for development only.",
 )
 @_clear_errors
 def bootstrap_cmd(shards: int, replicas: int, secure: bool) -> None:
@@ -164,6 +195,8 @@ def bootstrap_cmd(shards: int, replicas: int, secure: bool) -> None:
     report = bootstrap(build_services(settings).solr, settings, shards, replicas, secure)
     for line in report.lines():
         click.echo(line)
+    if "OPEN" in report.door:
+        click.echo(INSECURE_WARNING.format(url=settings.solr_url), err=True)
 
 
 @main.group("vector")
@@ -504,11 +537,33 @@ def agent_cmd(host: str | None, port: int | None) -> None:
 
 
 @main.command("serve")
-def serve_cmd() -> None:
-    """Serves the sidecar API with gunicorn (conf/gunicorn.conf.py)."""
-    _settings()  # a bad configuration is reported here, in one line
+@click.option(
+    "--insecure",
+    is_flag=True,
+    help="Serve even on a Solr without authentication (development only).",
+)
+@_clear_errors
+def serve_cmd(insecure: bool) -> None:
+    """Serves the sidecar API with gunicorn (conf/gunicorn.conf.py), once Solr passes the start-up check."""
+    settings = _settings()  # a bad configuration is reported here, in one line
+    _door(settings, insecure)
     command = _gunicorn("datafari_rag.app:create_app()", "gunicorn.conf.py")
     os.execv(command[0], command)
+
+
+def _door(settings: Settings, insecure: bool) -> None:
+    """The start-up check on Solr (security_json.check_door); a Solr not answering yet is left to
+    the health endpoint, which reports it."""
+    try:
+        said = check_door(build_services(settings).solr, allow_open=insecure)
+    except SolrError as exc:
+        if exc.status != 0:
+            raise
+        click.echo(f"Solr at {settings.solr_url} does not answer yet ({exc}); /health reports it", err=True)
+        return
+    click.echo(f"Solr's door: {said}")
+    if "OPEN" in said:
+        click.echo(INSECURE_WARNING.format(url=settings.solr_url), err=True)
 
 
 def _wait_http(url: str, timeout: float, process: subprocess.Popen[bytes], name: str) -> None:
@@ -526,11 +581,12 @@ def _wait_http(url: str, timeout: float, process: subprocess.Popen[bytes], name:
 
 
 @main.command("run")
+@click.option("--insecure", is_flag=True, help="Start Solr without authentication (development only).")
 @_clear_errors
-def run_cmd() -> None:
-    """Starts Solr, the agent and the sidecar, bootstraps, indexes the sample; Ctrl-C stops all."""
+def run_cmd(insecure: bool) -> None:
+    """Starts Solr (secured), the agent and the sidecar, bootstraps, indexes the sample; Ctrl-C stops all."""
     settings = _settings()
-    node = _local_solr(None)
+    node = _nodes(None, 1, _security_json(settings, not insecure, None))[0]
     started_solr = node.pid() is None
     children: list[subprocess.Popen[bytes]] = []
 
@@ -558,8 +614,10 @@ def run_cmd() -> None:
         _wait_http(f"{settings.agent_url}/models", 60, children[-1], "agent")
         click.echo(f"Agent ready at {settings.agent_url}")
         services = build_services(settings.replace(solr_url=node.url))
-        for line in bootstrap(services.solr, services.settings).lines():
+        for line in bootstrap(services.solr, services.settings, secure=not insecure).lines():
             click.echo(line)
+        if insecure:
+            click.echo(INSECURE_WARNING.format(url=node.url), err=True)
         from .indexing.sample import index_sample
 
         click.echo(f"Indexed {index_sample(services.indexer)} sample documents")

@@ -85,8 +85,26 @@ class Settings:
     )
     collection_main: str = _key(SOLR, "solr.collection.main", "FileShare", "The documents' collection (BM25).")
     collection_vector: str = _key(SOLR, "solr.collection.vector", "VectorMain", "The chunks' collection (kNN).")
-    solr_username: str = _key(SOLR, "solr.username", "", "Basic auth user of the sidecar's Solr client (empty: none).")
-    solr_password: str = _key(SOLR, "solr.password", "", "Basic auth password of the sidecar's Solr client.")
+    solr_username: str = _key(
+        SOLR,
+        "solr.username",
+        "",
+        "The sidecar's Solr user, the service account (empty: datafari-rag). The only Solr user that may "
+        "name another user to Solr's security filter.",
+    )
+    solr_password: str = _key(
+        SOLR,
+        "solr.password",
+        "",
+        "The service account's Solr password (empty: the one in solr.passwordFile, which "
+        "datafari-rag solr start and bootstrap generate).",
+    )
+    solr_password_file: str = _key(
+        SOLR,
+        "solr.passwordFile",
+        "",
+        "Where the generated service account password is kept (mode 0600); empty: var/secrets/solr-service.password.",
+    )
     solr_timeout: float = _key(SOLR, "solr.timeout", 30.0, "Seconds before a Solr request is abandoned.")
     solr_circuit_failures: int = _key(
         SOLR,

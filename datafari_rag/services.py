@@ -23,6 +23,7 @@ from .retrieval.rerank import build_reranker
 from .solr import SolrClient
 from .solr.breaker import CircuitBreaker
 from .solr.collection import Collection
+from .solr.service_account import credentials
 
 
 @dataclass
@@ -51,7 +52,7 @@ class Services:
 def solr_client(settings: Settings) -> SolrClient:
     """The process's Solr client, with its circuit breaker: a Solr that stops answering costs the
     requests milliseconds, not the whole Solr timeout each."""
-    auth = (settings.solr_username, settings.solr_password) if settings.solr_username else None
+    auth = credentials(settings)
     breaker = CircuitBreaker(settings.solr_circuit_failures, settings.solr_circuit_cooldown)
     return SolrClient(settings.solr_url, settings.solr_timeout, auth, breaker)
 

@@ -8,6 +8,7 @@ Test collections carry a prefix so that a shared Solr's own collections are neve
 from __future__ import annotations
 
 import os
+import secrets
 import tempfile
 import time
 from collections.abc import Iterator
@@ -22,6 +23,8 @@ from datafari_rag.agent.onnx_model import PACKAGED, OnnxEmbedder
 from datafari_rag.config import Settings
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import BootstrapReport, bootstrap
+from datafari_rag.solr.security_json import write_config
+from datafari_rag.solr.user_properties import SERVICE_ACCOUNT
 from datafari_rag.testing.fake_llm import FakeLlm
 from datafari_rag.testing.postgres import new_database, postgres
 from datafari_rag.testing.servers import free_port, serve
@@ -85,37 +88,62 @@ def _docker_available() -> bool:
 
 
 @pytest.fixture(scope="session")
-def solr_url(request: pytest.FixtureRequest) -> Iterator[str]:
+def solr_endpoint(request: pytest.FixtureRequest) -> Iterator[tuple[str, tuple[str, str] | None]]:
+    """Solr's URL and the service account (user, password) the tests are; None: an open Solr.
+
+    The local runtime starts secured, as ``datafari-rag solr start`` does: its security.json is in
+    ZooKeeper before Solr answers, with a password made for this session."""
     if os.environ.get("DATAFARI_RAG_SOLR_URL"):
-        _say(request.config, f"Solr: using DATAFARI_RAG_SOLR_URL={os.environ['DATAFARI_RAG_SOLR_URL']}")
-        yield os.environ["DATAFARI_RAG_SOLR_URL"]
+        url = os.environ["DATAFARI_RAG_SOLR_URL"]
+        password = os.environ.get("DATAFARI_RAG_SOLR_PASSWORD")
+        _say(request.config, f"Solr: using DATAFARI_RAG_SOLR_URL={url}")
+        yield url, (os.environ.get("DATAFARI_RAG_SOLR_USERNAME") or SERVICE_ACCOUNT, password) if password else None
         return
     if _docker_available():
         from tests.solr_container import solr_container
 
         with solr_container() as url:
             _say(request.config, f"Solr: container at {url}")
-            yield url
+            yield url, None
         return
     from datafari_rag.solr.runtime import LocalSolr
 
     home = Path(tempfile.mkdtemp(prefix="datafari-rag-solr-"))
-    node = LocalSolr(port=free_port(), home=home)
+    account = Settings(solr_password=secrets.token_urlsafe(16))
+    node = LocalSolr(port=free_port(), home=home, security_json=write_config(account, home / "security.json"))
     seconds = node.start(timeout=180)
+    auth = (SERVICE_ACCOUNT, account.solr_password)
     _say(
         request.config,
-        f"Solr: local runtime {node.status().get('version')} from Maven jars at {node.url}, ready in {seconds:.1f}s",
+        f"Solr: local runtime {node.status(auth).get('version')} from Maven jars at {node.url}, secured, "
+        f"ready in {seconds:.1f}s",
     )
     try:
-        yield node.url
+        yield node.url, auth
     finally:
         node.stop()
 
 
 @pytest.fixture(scope="session")
-def settings(solr_url: str, agent_url: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+def solr_url(solr_endpoint: tuple[str, tuple[str, str] | None]) -> str:
+    return solr_endpoint[0]
+
+
+@pytest.fixture(scope="session")
+def solr_auth(solr_endpoint: tuple[str, tuple[str, str] | None]) -> tuple[str, str] | None:
+    """The service account's (user, password) on the session's Solr; None when it is open."""
+    return solr_endpoint[1]
+
+
+@pytest.fixture(scope="session")
+def settings(
+    solr_url: str, solr_auth: tuple[str, str] | None, agent_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Settings:
+    user, password = solr_auth or ("", "")
     return Settings(
         solr_url=solr_url,
+        solr_username=user,
+        solr_password=password,
         collection_main=f"{TEST_PREFIX}FileShare",
         collection_vector=f"{TEST_PREFIX}VectorMain",
         embeddings_endpoint=agent_url,
@@ -124,8 +152,9 @@ def settings(solr_url: str, agent_url: str, tmp_path_factory: pytest.TempPathFac
 
 
 @pytest.fixture(scope="session")
-def solr(solr_url: str) -> SolrClient:
-    return SolrClient(solr_url, timeout=60)
+def solr(solr_url: str, solr_auth: tuple[str, str] | None) -> SolrClient:
+    """The service account's client (the sidecar's view: unfiltered, naming users)."""
+    return SolrClient(solr_url, timeout=60, auth=solr_auth)
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,7 @@ the runtime needs cannot be left out of the image (as the prompt templates once 
 
 from __future__ import annotations
 
+import json
 import shlex
 import subprocess
 import sys
@@ -16,7 +17,9 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
+from click.testing import CliRunner
 
+from datafari_rag.cli import main as cli
 from datafari_rag.config import Settings, load_settings
 from datafari_rag.paths import CONF, CONFIGSETS, MODELS, PROJECT_ROOT, SAMPLE_CORPUS
 from datafari_rag.rag.prompts import environment
@@ -92,6 +95,43 @@ def test_compose_wires_the_sidecar_to_the_agent_and_solr_by_service_name() -> No
     for url in (sidecar.llm_url, sidecar.agent_url):  # the LLM, and the model bootstrap installs in Solr
         assert urlsplit(url).hostname == "agent" and urlsplit(url).port == agent.agent_port
     assert urlsplit(sidecar.solr_url).hostname in services and sidecar.server_host == "0.0.0.0"
-    solr_nodes = [name for name, service in services.items() if "solr" in str(service.get("build", {}))]
+    solr_nodes = [name for name, service in services.items() if "ZK_HOST" in (service.get("environment") or {})]
     assert len(solr_nodes) == 2 and all(services[n]["environment"]["ZK_HOST"] == "zookeeper:2181" for n in solr_nodes)
     assert "--shards 2 --replicas 2" in " ".join(services["sidecar"]["command"])
+
+
+def test_compose_starts_solr_secured_before_any_node_answers(tmp_path: Path) -> None:
+    """service-account writes security.json (and the password, 0600, never printed), solr-security
+    writes it to ZooKeeper, and only then do the Solr nodes start; the sidecar reads the same
+    password file; nothing opens Solr."""
+    text = (DOCKER / "compose.yaml").read_text()
+    compose = yaml.safe_load(text)
+    services = compose["services"]
+    assert "trustWithoutAuthentication" not in text and "--insecure" not in text
+    account, installer = services["service-account"], services["solr-security"]
+    written = account["command"][account["command"].index("--output") + 1]
+    assert f"file:{written} zk:/security.json -z zookeeper:2181" in " ".join(installer["command"])
+    assert installer["depends_on"]["service-account"]["condition"] == "service_completed_successfully"
+    for node in (n for n, s in services.items() if "ZK_HOST" in (s.get("environment") or {})):
+        assert services[node]["depends_on"] == {"solr-security": {"condition": "service_completed_successfully"}}
+    password_file = account["environment"]["DATAFARI_RAG_SOLR_PASSWORDFILE"]
+    assert load_settings(Path("/nonexistent"), env=_service_env(compose, "sidecar")).solr_password_file == password_file
+    assert "secrets:/secrets:ro" in services["sidecar"]["volumes"] and "secrets:/secrets" in account["volumes"]
+    assert "FROM solr:9.10.1" in (DOCKER / "solr.Dockerfile").read_text().splitlines()
+
+    # the service-account command itself, with its volume in a temporary folder
+    env = {"DATAFARI_RAG_SOLR_PASSWORDFILE": str(tmp_path / "solr-service.password"), "DATAFARI_RAG_VAR": str(tmp_path)}
+    output = tmp_path / "security.json"
+    args = [*account["command"][1:-1], str(output)]
+    done = CliRunner().invoke(cli, args, env=env)
+    assert done.exit_code == 0, done.output
+    password = (tmp_path / "solr-service.password").read_text().strip()
+    assert len(password) >= 24 and password not in done.output
+    assert (
+        output.stat().st_mode & 0o777 == 0o600 and (tmp_path / "solr-service.password").stat().st_mode & 0o777 == 0o600
+    )
+    security = json.loads(output.read_text())
+    assert security["authentication"]["class"] == "solr.BasicAuthPlugin" and password not in output.read_text()
+    assert [p["name"] for p in security["authorization"]["permissions"]][-1] == "all"
+    again = CliRunner().invoke(cli, args, env=env)  # a second `up`: the same password
+    assert again.exit_code == 0 and (tmp_path / "solr-service.password").read_text().strip() == password

@@ -12,7 +12,9 @@ from click.testing import CliRunner
 
 from datafari_rag.cli import main
 from datafari_rag.config import Settings
-from datafari_rag.solr.security_json import SecurityProblem, credential, security_config, write_config
+from datafari_rag.services import solr_client
+from datafari_rag.solr import security_json, service_account
+from datafari_rag.solr.security_json import credential, security_config, write_config
 
 
 def test_the_credential_is_solrs_double_sha256_with_its_salt() -> None:
@@ -38,9 +40,43 @@ def test_only_the_secured_handlers_are_open_and_the_rest_is_the_service_accounts
     assert list(named["authentication"]["credentials"]) == ["svc"]
 
 
-def test_securing_without_a_password_is_refused_clearly(monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(SecurityProblem, match=r"Set solr\.password"):
-        security_config(Settings())
-    monkeypatch.setenv("DATAFARI_RAG_SOLR_PASSWORD", "")
-    result = CliRunner().invoke(main, ["solr", "start", "--secure"])
-    assert result.exit_code == 1 and "Set solr.password" in result.output and "Traceback" not in result.output
+def test_without_a_password_one_is_generated_once_kept_0600_and_read_by_the_sidecar(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("DATAFARI_RAG_VAR", str(tmp_path))
+    settings = Settings()
+    assert service_account.credentials(settings) is None  # nothing yet: an open, development Solr
+    user, password = security_json.service_account(settings)
+    path = tmp_path / "secrets" / "solr-service.password"
+    assert user == "datafari-rag" and len(password) >= 24 and path.read_text().strip() == password
+    assert path.stat().st_mode & 0o777 == 0o600 and path.parent.stat().st_mode & 0o777 == 0o700
+    assert service_account.ensure(settings) == (user, password)  # kept, not made again
+    assert solr_client(settings).auth == (user, password)  # what the sidecar sends Solr
+    assert service_account.credentials(settings.replace(solr_password="set")) == (user, "set")  # the key wins
+    own = tmp_path / "elsewhere.password"
+    assert service_account.ensure(settings.replace(solr_password_file=str(own)))[1] == own.read_text().strip()
+
+
+def test_the_security_json_command_writes_the_file_and_never_prints_the_password(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("DATAFARI_RAG_VAR", str(tmp_path))
+    result = CliRunner().invoke(main, ["solr", "security-json", "--output", str(tmp_path / "s.json")])
+    password = (tmp_path / "secrets" / "solr-service.password").read_text().strip()
+    assert result.exit_code == 0 and password not in result.output and "datafari-rag" in result.output
+    assert json.loads((tmp_path / "s.json").read_text())["authorization"]["permissions"][-1]["name"] == "all"
+
+
+@pytest.mark.parametrize(
+    ("text", "old"),
+    [
+        ("9.10.1", False),
+        ("9.10.0", True),
+        ("9.9.2", True),
+        ("9.11.0-SNAPSHOT", False),
+        ("10.0.0", False),
+        ("8.11.4", True),
+    ],
+)
+def test_solr_older_than_9_10_1_is_too_old(text: str, old: bool) -> None:
+    assert (security_json.parse_version(text) < security_json.MINIMUM_VERSION) is old

@@ -8,7 +8,9 @@ exist so that configset changes apply; makes both model stores hold exactly
 replacing a model whose definition changed; and sets FileShare's ``vector.*`` user properties
 (:mod:`.user_properties`): the processor is on when ``vector.embedding.mode`` is ``processor``.
 With ``secure``, first makes Solr authenticate and authorize (:mod:`.security_json`), then
-carries on as the service account. A collection created by an older schema whose fields cannot
+carries on as the service account; either way Solr must pass the start-up check
+(:func:`.security_json.check_door`: 9.10.1 or later, an ``all`` permission, and authentication
+unless not ``secure``). A collection created by an older schema whose fields cannot
 change in place (Lucene keeps a field's doc values kind for the life of an index) is refused
 before anything is uploaded (:func:`check_upgrade`).
 """
@@ -40,6 +42,7 @@ class BootstrapReport:
     model: str = "unchanged"  # "uploaded", "replaced" or "unchanged"
     properties: dict[str, str] = field(default_factory=dict)  # user properties set
     security: str = "not asked"  # what --secure did
+    door: str = ""  # what the start-up check saw (security_json.check_door)
 
     def lines(self) -> list[str]:
         enabled = {k.split(":")[0]: v for k, v in self.properties.items() if k.endswith(":vector.enabled")}
@@ -50,6 +53,7 @@ class BootstrapReport:
             f"embedding model: {self.model}",
             f"Solr user properties (chunk-and-embed, security filter): {props}",
             f"Solr authentication and authorization: {self.security}",
+            f"Solr's door: {self.door}",
         ]
 
 
@@ -60,6 +64,8 @@ def bootstrap(
     if secure:
         report.security = security_json.secure(solr, settings, var_dir())
         solr = SolrClient(solr.base_url, solr.timeout, auth=security_json.service_account(settings))
+    # before anything is uploaded: an old Solr, or one whose security.json leaves paths open, is refused
+    report.door = security_json.check_door(solr, allow_open=not secure)
     existing = set(admin.list_collections(solr))
     for collection in (settings.collection_vector, settings.collection_main):
         if collection in existing:

@@ -43,6 +43,7 @@ class SolrClient:
         self.breaker = breaker  # None: every request goes to Solr (the CLI's and the runtime's own clients)
         # Solr is reached directly: no proxy from the environment, no retries behind our back
         self.pool = urllib3.PoolManager(maxsize=POOL_SIZE, block=False, retries=False)
+        self.auth = auth
         self.headers = urllib3.make_headers(basic_auth=":".join(auth)) if auth else {}
 
     def _send(

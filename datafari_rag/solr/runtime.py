@@ -126,8 +126,12 @@ class LocalSolr:
     home: Path | None = None
     heap: str = Settings.solr_heap  # solr.local.heap
     soft_commit_ms: int = Settings.solr_soft_commit_ms  # solr.local.softCommitMs
-    # A security.json (authentication, authorization) to install in ZooKeeper at start.
+    # A security.json (authentication, authorization) that the node running ZooKeeper writes to
+    # it before Solr starts: Solr never answers unauthenticated.
     security_json: Path | None = None
+    # The cluster authenticates (its ZooKeeper holds a security.json). When not, Solr's security
+    # filter takes the user the sidecar names from any client: a development switch.
+    secured: bool = False
     # ZooKeeper of another node ("127.0.0.1:9983"): this node joins that node's cluster; None:
     # it runs the cluster's embedded ZooKeeper itself (on its port + 1000).
     zk_host: str | None = None
@@ -136,6 +140,7 @@ class LocalSolr:
         self.home = Path(self.home or var_dir() / "solr")
         self.pid_file = self.home / "solr.pid"
         self.log_dir = self.home / "logs"
+        self.secured = self.secured or self.security_json is not None
 
     @property
     def url(self) -> str:
@@ -177,14 +182,15 @@ class LocalSolr:
             # new documents become visible within 10 s unless a client commits; shorter intervals
             # cost indexing speed (many small segments whose HNSW graphs are built, then merged)
             f"-Dsolr.autoSoftCommit.maxTime={self.soft_commit_ms}",
-            # Bound to 127.0.0.1: while no security.json is installed, the security filter takes the
-            # user the sidecar names; once Solr authenticates, only the service account may.
-            "-Dsecurity.trustWithoutAuthentication=true",
+            # Bound to 127.0.0.1. Open (development): the security filter takes the user the
+            # sidecar names; secured: only the service account may name one.
+            *([] if self.secured else ["-Dsecurity.trustWithoutAuthentication=true"]),
             "-cp",
             f"{LIB}/*",
             str(SOLR_RUNTIME / "Launcher.java"),
             str(self.home),
             str(self.port),
+            *([str(Path(self.security_json).resolve())] if self.security_json and not self.zk_host else []),
         ]
         console = (self.log_dir / "console.log").open("ab")
         process = subprocess.Popen(
@@ -202,28 +208,13 @@ class LocalSolr:
                 raise RuntimeProblem(f"Solr exited with code {process.returncode}:\n{self._log_tail()}")
             try:
                 if system_info(client)["mode"] == "solrcloud":
-                    self._install_security()
                     return time.monotonic() - began
             except SolrError as exc:
-                if exc.status in (401, 403):  # answering, with security.json already in ZooKeeper
-                    self._install_security()
+                if exc.status in (401, 403):  # answering, and authenticating
                     return time.monotonic() - began
             time.sleep(0.3)
         self.stop()
         raise RuntimeProblem(f"Solr did not answer within {timeout:.0f}s:\n{self._log_tail()}")
-
-    def _install_security(self) -> None:
-        """Copies ``security_json`` to ZooKeeper's /security.json with Solr's own CLI; Solr
-        watches that node and applies it within a second or two."""
-        if self.security_json is None:
-            return
-        from .security_json import SecurityProblem, install_in_zookeeper
-
-        try:
-            install_in_zookeeper(Path(self.security_json), f"127.0.0.1:{self.port + 1000}")
-        except SecurityProblem as exc:
-            raise RuntimeProblem(str(exc)) from exc
-        time.sleep(2)  # Solr reloads its security plugins from the ZooKeeper watch
 
     def stop(self, timeout: float = 30.0) -> bool:
         """Stops the node; returns False if none was running."""
@@ -245,7 +236,7 @@ class LocalSolr:
         self.pid_file.unlink(missing_ok=True)
         return True
 
-    def status(self) -> dict[str, object]:
+    def status(self, auth: tuple[str, str] | None = None) -> dict[str, object]:
         pid = self.pid()
         state: dict[str, object] = {
             "running": pid is not None,
@@ -255,7 +246,7 @@ class LocalSolr:
         }
         if pid is not None:
             try:
-                state.update(system_info(SolrClient(self.url, timeout=5)))
+                state.update(system_info(SolrClient(self.url, timeout=5, auth=auth)))
             except SolrError as exc:
                 state["error"] = str(exc)
         return state
@@ -270,12 +261,17 @@ class LocalSolr:
 
 
 def cluster(
-    port: int, nodes: int, heap: str = Settings.solr_heap, soft_commit_ms: int = Settings.solr_soft_commit_ms
+    port: int,
+    nodes: int,
+    heap: str = Settings.solr_heap,
+    soft_commit_ms: int = Settings.solr_soft_commit_ms,
+    security_json: Path | None = None,
 ) -> list[LocalSolr]:
     """The nodes of a local SolrCloud of ``nodes`` nodes on one ZooKeeper: the first on ``port``
     with the embedded ZooKeeper (``port`` + 1000) and home ``var/solr``, the others on the next
-    ports, each with its own home (``var/solr-node<i>``), joining it."""
-    first = LocalSolr(port=port, heap=heap, soft_commit_ms=soft_commit_ms)
+    ports, each with its own home (``var/solr-node<i>``), joining it. With ``security_json``,
+    the first writes it to ZooKeeper before any node answers."""
+    first = LocalSolr(port=port, heap=heap, soft_commit_ms=soft_commit_ms, security_json=security_json)
     others = [
         LocalSolr(
             port=port + i,
@@ -283,6 +279,7 @@ def cluster(
             heap=heap,
             soft_commit_ms=soft_commit_ms,
             zk_host=f"127.0.0.1:{port + 1000}",
+            secured=security_json is not None,
         )
         for i in range(1, nodes)
     ]

@@ -23,7 +23,7 @@ from typing import Any
 from ..config import Settings
 from . import admin
 from .client import SolrClient, SolrError
-from .user_properties import service_user
+from .service_account import ensure as service_account
 
 SERVICE_ROLE = "datafari-rag-service"
 PERMISSIONS = [
@@ -43,13 +43,6 @@ def credential(password: str, salt: bytes | None = None) -> str:
     salt = salt or os.urandom(32)
     digest = hashlib.sha256(hashlib.sha256(salt + password.encode("utf-8")).digest()).digest()
     return f"{base64.b64encode(digest).decode()} {base64.b64encode(salt).decode()}"
-
-
-def service_account(settings: Settings) -> tuple[str, str]:
-    """The sidecar's Solr user and password; a secured Solr needs a password."""
-    if not settings.solr_password:
-        raise SecurityProblem("Set solr.password (and solr.username, default datafari-rag) to secure Solr")
-    return service_user(settings), settings.solr_password
 
 
 def security_config(settings: Settings) -> dict[str, Any]:
@@ -141,3 +134,54 @@ def _wait_enforced(anonymous: SolrClient, timeout: float = 30.0) -> None:
                 return
         time.sleep(0.3)
     raise SecurityProblem(f"Solr did not apply security.json within {timeout:.0f}s")
+
+
+# Solr releases with the fixes the product's door relies on (CVE-2026-22022, CVE-2026-22444).
+MINIMUM_VERSION = (9, 10, 1)
+
+
+def check_door(solr: SolrClient, allow_open: bool = False) -> str:
+    """The start-up check: refuses (SecurityProblem) a Solr older than 9.10.1, a Solr the service
+    account cannot enter, a ``security.json`` without an ``all`` permission (every path no
+    permission names would be open to anyone), and, unless ``allow_open`` (the development
+    switch), a Solr without authentication. ``solr`` carries the service account. Says what it saw."""
+    try:
+        version = admin.system_info(solr)["version"]
+    except SolrError as exc:
+        if exc.status in (401, 403):
+            raise SecurityProblem(
+                f"Solr at {solr.base_url} refuses the service account ({exc.status}): set solr.username and "
+                "solr.password (or solr.passwordFile) to the account Solr's security.json names"
+            ) from exc
+        raise
+    if parse_version(version) < MINIMUM_VERSION:
+        raise SecurityProblem(
+            f"Solr {version} at {solr.base_url} is older than 9.10.1, which fixes CVE-2026-22022 and "
+            "CVE-2026-22444: upgrade Solr"
+        )
+    authentication = solr.get("admin/authentication").get("authentication", {}).get("class")
+    if not authentication:
+        if allow_open:
+            return f"Solr {version}, OPEN (no authentication; development only)"
+        raise SecurityProblem(
+            f"Solr at {solr.base_url} has no authentication: any client that reaches it reads every "
+            "document. Run `datafari-rag bootstrap` (it secures Solr), or pass --insecure for a "
+            "development Solr (docs/security.md#solr)"
+        )
+    rules = solr.get("admin/authorization").get("authorization", {})
+    everything = [p for p in rules.get("permissions", []) if p.get("name") == "all"]
+    if not everything or any(p.get("role") in (None, "*") for p in everything):
+        raise SecurityProblem(
+            f"Solr's security.json at {solr.base_url} has no 'all' permission for a role: every path no permission "
+            "names (/get, /export, /update, the config APIs…) is open to anyone. Add "
+            '{"name": "all", "role": "<an administrators\' role>"} last (docs/security.md#solr)'
+        )
+    return f"Solr {version}, {authentication.rsplit('.', 1)[-1]}, {rules.get('class', 'no authorization')} with 'all'"
+
+
+def parse_version(text: str) -> tuple[int, ...]:
+    """9.10.1 → (9, 10, 1); a suffix (9.11.0-SNAPSHOT) is ignored."""
+    parts = []
+    for part in text.split("-")[0].split(".")[:3]:
+        parts.append(int(part) if part.isdigit() else 0)
+    return tuple(parts)

@@ -18,10 +18,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
 
 
-def cli_environment(monkeypatch: pytest.MonkeyPatch, var: Path, **keys: str) -> None:
-    """Points the ``datafari-rag`` command at the test's servers: each key (``SOLR_URL``…) becomes
-    ``DATAFARI_RAG_<key>``, and the command's state lives under ``var``."""
-    for key, value in {**keys, "VAR": str(var)}.items():
+def cli_environment(monkeypatch: pytest.MonkeyPatch, var: Path, solr: Settings, **keys: str) -> None:
+    """Points the ``datafari-rag`` command at the test's servers: Solr as ``solr`` names it (URL and
+    service account), each key (``SOLR_COLLECTION_MAIN``…) as ``DATAFARI_RAG_<key>``, and the
+    command's state under ``var``."""
+    account = {"SOLR_URL": solr.solr_url, "SOLR_USERNAME": solr.solr_username, "SOLR_PASSWORD": solr.solr_password}
+    for key, value in {**account, **keys, "VAR": str(var)}.items():
         monkeypatch.setenv(f"DATAFARI_RAG_{key}", value)
 
 

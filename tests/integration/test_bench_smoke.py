@@ -18,7 +18,13 @@ from datafari_rag.paths import PROJECT_ROOT
 
 def test_every_benchmark_runs_and_reports(settings: Settings, tmp_path: Path) -> None:
     results = tmp_path / "figures.jsonl"
-    env = {**os.environ, "DATAFARI_RAG_SOLR_URL": settings.solr_url, "DATAFARI_RAG_VAR": str(tmp_path / "var")}
+    env = {
+        **os.environ,
+        "DATAFARI_RAG_SOLR_URL": settings.solr_url,
+        "DATAFARI_RAG_SOLR_USERNAME": settings.solr_username,
+        "DATAFARI_RAG_SOLR_PASSWORD": settings.solr_password,
+        "DATAFARI_RAG_VAR": str(tmp_path / "var"),
+    }
     done = subprocess.run(
         [sys.executable, "-m", "bench", "--quick", "--results", str(results)],
         cwd=PROJECT_ROOT,

@@ -36,9 +36,7 @@ def test_eval_answers_command(tmp_path: Path, settings: Settings, monkeypatch: p
         "".join(json.dumps({"is_impossible": False, **q, "gold_doc_id": gold[q["id"]]}) + "\n" for q in QA)
     )
     agent = settings.agent_url
-    cli_environment(
-        monkeypatch, tmp_path / "var", SOLR_URL=settings.solr_url, SOLR_EMBEDDINGS_ENDPOINT=agent, AI_API_ENDPOINT=agent
-    )
+    cli_environment(monkeypatch, tmp_path / "var", settings, SOLR_EMBEDDINGS_ENDPOINT=agent, AI_API_ENDPOINT=agent)
     out = tmp_path / "answers.json"
     args = ["eval", "answers", str(folder), "--all", "--method", "vector", "--prefix", "evalqa_t_", "--json", str(out)]
     result = CliRunner().invoke(cli, args)

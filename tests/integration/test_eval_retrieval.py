@@ -69,7 +69,7 @@ def run_eval(folder: Path, tmp_path: Path, *options: str) -> dict:
 @pytest.fixture
 def environment(tmp_path: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     agent = settings.agent_url
-    cli_environment(monkeypatch, tmp_path / "var", SOLR_URL=settings.solr_url, SOLR_EMBEDDINGS_ENDPOINT=agent)
+    cli_environment(monkeypatch, tmp_path / "var", settings, SOLR_EMBEDDINGS_ENDPOINT=agent)
 
 
 def test_eval_retrieval_command(tmp_path: Path, environment: None) -> None:

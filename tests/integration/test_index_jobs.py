@@ -275,7 +275,7 @@ def test_the_index_command_cuts_with_a_workflow_s_chunker(
     cli_environment(
         monkeypatch,
         tmp_path / "var",
-        SOLR_URL=world.solr_url,
+        world,
         SOLR_COLLECTION_MAIN=world.collection_main,
         SOLR_COLLECTION_VECTOR=world.collection_vector,
         SOLR_EMBEDDINGS_ENDPOINT=world.agent_url,

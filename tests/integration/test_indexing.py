@@ -409,7 +409,7 @@ def test_index_command_reads_every_supported_file_type(
     cli_environment(
         monkeypatch,
         tmp_path / "var",
-        SOLR_URL=settings.solr_url,
+        settings,
         SOLR_COLLECTION_MAIN=settings.collection_main,
         SOLR_COLLECTION_VECTOR=settings.collection_vector,
         SOLR_EMBEDDINGS_ENDPOINT=settings.agent_url,

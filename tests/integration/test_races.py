@@ -114,7 +114,7 @@ def test_requests_writing_the_same_parents_in_opposite_orders_take_turns(
     settings = race.replace(vector_embedding_mode="processor")
     bootstrap(solr, settings)
     ids = [f"turns-{i}" for i in range(8)]
-    fast = SolrClient(solr.base_url, timeout=60)  # a wait for a lock would end in a 503 after 120 s
+    fast = SolrClient(solr.base_url, timeout=60, auth=solr.auth)  # a wait for a lock would end in a 503 after 120 s
 
     def post(version: str, order: list[str], start: threading.Barrier) -> dict[str, Any]:
         body: list[Any] | dict[str, Any] = [{"id": i, "title": i, "exactContent": text(version, 4)} for i in order]

@@ -1,0 +1,60 @@
+"""The sidecar's Solr account: its user name and password, generated once when none is configured.
+
+A secured Solr (the default of ``solr start``, ``bootstrap``, ``run`` and compose) lets only this
+account past its door unfiltered. Its password comes from ``solr.password``, else from
+``solr.passwordFile`` (default ``var/secrets/solr-service.password``), which the commands that
+secure Solr create with a random password, readable by its owner only. It is never printed.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from ..config import Settings
+from ..paths import var_dir
+from .user_properties import service_user
+
+
+def password_file(settings: Settings) -> Path:
+    """Where the generated password lives."""
+    return (
+        Path(settings.solr_password_file)
+        if settings.solr_password_file
+        else var_dir() / "secrets" / "solr-service.password"
+    )
+
+
+def credentials(settings: Settings) -> tuple[str, str] | None:
+    """(user, password) for Solr's BasicAuth, or None when no password is configured nor generated
+    (a development Solr without authentication)."""
+    password = settings.solr_password
+    if not password:
+        path = password_file(settings)
+        password = path.read_text().strip() if path.is_file() else ""
+    return (service_user(settings), password) if password else None
+
+
+def ensure(settings: Settings) -> tuple[str, str]:
+    """(user, password), generating and keeping the password (mode 0600) when there is none."""
+    found = credentials(settings)
+    if found:
+        return found
+    path = password_file(settings)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    password = secrets.token_urlsafe(24)
+    # O_EXCL: two commands securing at once must not each write a different password
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return service_user(settings), path.read_text().strip()
+    with os.fdopen(fd, "w") as out:
+        out.write(password + "\n")
+    return service_user(settings), password
+
+
+def with_credentials(settings: Settings) -> Settings:
+    """``settings`` naming the service account explicitly, for processes started with them."""
+    found = credentials(settings)
+    return settings.replace(solr_username=found[0], solr_password=found[1]) if found else settings
