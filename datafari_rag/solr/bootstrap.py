@@ -41,7 +41,7 @@ class BootstrapReport:
     reloaded: list[str] = field(default_factory=list)
     model: str = "unchanged"  # "uploaded", "replaced" or "unchanged"
     properties: dict[str, str] = field(default_factory=dict)  # user properties set
-    security: str = "not asked"  # what --secure did
+    security: str = "not asked"  # what securing did (bootstrap secures unless --insecure)
     door: str = ""  # what the start-up check saw (security_json.check_door)
 
     def lines(self) -> list[str]:

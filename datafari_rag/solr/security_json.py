@@ -2,11 +2,12 @@
 service account, and rules that let anyone search ``/select`` and ``/vector`` (which append the
 ``{!manifoldCFSecurity}`` filter) and keep everything else to the service account.
 
-``datafari-rag solr start --secure`` installs it in a new local Solr; ``datafari-rag bootstrap
---secure`` installs it in a Solr that has no authentication yet (Solr's CLI copies it into
-ZooKeeper, where Solr watches it), or, in a Solr that has BasicAuth and rule-based authorization
-already, adds the service account, its role and the two permissions through Solr's
+``datafari-rag solr start`` (by default) starts a new local Solr with it; ``datafari-rag
+bootstrap`` (by default) installs it in a Solr that has no authentication yet (Solr's CLI copies
+it into ZooKeeper, where Solr watches it), or, in a Solr that has BasicAuth and rule-based
+authorization already, adds the service account, its role and the two permissions through Solr's
 authentication and authorization APIs, leaving the rest as the administrator made it.
+:func:`check_door` is the start-up check every deployment command runs.
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ def secure(solr: SolrClient, settings: Settings, scratch: Path) -> str:
         raise SecurityProblem(
             f"Solr already has authentication and does not let {user} in with solr.password ({exc.status}): "
             "an administrator adds the account (set-user) with the right to read security, then "
-            "bootstrap --secure adds its rules"
+            "bootstrap adds its rules"
         ) from exc
     if "BasicAuth" not in str(current.get("class")):
         raise SecurityProblem(f"Solr authenticates with {current.get('class')}: add the service account {user} there")
