@@ -95,6 +95,12 @@ def test_unsigned_and_malformed_tokens_are_refused(mapping: Path) -> None:
     for headers in (bearer(unsigned), bearer("not.a.jwt"), {"Authorization": "Basic YWxpY2U6eA=="}):
         with pytest.raises(DatafariError):
             access(settings, headers)
+    # an empty or blank header is a failed sign-in (401), never an anonymous request
+    for empty in ("", " ", "Bearer", "Bearer  "):
+        with pytest.raises(DatafariError) as refused:
+            access(settings, {"Authorization": empty})
+        assert refused.value.code == 401
+    assert access(settings, {}).username is None  # no header at all: anonymous, as before
     with pytest.raises(DatafariError, match="no JWT key"):
         access(Settings(mapping_file=str(mapping)), bearer(token({"preferred_username": "alice"})))
 
@@ -229,6 +235,24 @@ def test_a_bad_token_is_refused_before_anything_is_searched(mapping: Path) -> No
         )
         assert response.status_code == 401, path
         assert response.get_json()["content"]["error"]["label"] == "authenticationFailed"
+
+
+def test_an_empty_authorization_or_an_api_key_where_none_is_taken_is_401_with_the_scheme(mapping: Path) -> None:
+    """Never anonymous: a caller who sent credentials meant to be someone. Every 401 names the
+    scheme that would be accepted (WWW-Authenticate), as OAuth-capable clients (MCP's) expect."""
+    settings = Settings(mapping_file=str(mapping), jwt_hs256_secret=SECRET, solr_url="http://127.0.0.1:9/solr")
+    client = create_app(settings).test_client()
+    for headers in ({"Authorization": ""}, {"Authorization": "Bearer "}, {"X-API-Key": "some-key"}):
+        for method, path in (
+            ("get", "/Datafari/rest/v2.0/search/select?q=x"),
+            ("post", "/Datafari/rest/v2.0/ai/rag"),
+            ("post", "/mcp"),
+        ):
+            response = getattr(client, method)(path, json={"query": "x", "jsonrpc": "2.0", "id": 1}, headers=headers)
+            assert response.status_code == 401, (headers, path, response.status_code)
+            assert response.headers["WWW-Authenticate"] == 'Bearer realm="datafari-rag"'
+            error = response.get_json()["content"]["error"]
+            assert error["label"] == "authenticationFailed", (headers, path)
 
 
 def test_updates_need_a_listed_user_and_trust_this_machine_only_when_asked(mapping: Path) -> None:

@@ -32,10 +32,22 @@ def load_access() -> None:
     if request.endpoint is None or request.endpoint in PUBLIC:  # no route (404/405) or a public one
         return
     settings = get_services().settings
-    if request.endpoint in KEYED and request.headers.get(API_KEY_HEADER) is not None:
+    if request.headers.get(API_KEY_HEADER) is not None:
+        refuse_api_key(keyed=request.endpoint in KEYED)
         g.access = _key_access(request.headers[API_KEY_HEADER], settings)
         return
     g.access = resolve_access(request.headers, request.remote_addr, settings)
+
+
+def refuse_api_key(keyed: bool) -> None:
+    """An API key where none is taken is refused (401), never ignored: the caller meant to be
+    someone, and running the call as anonymous would hide the mistake."""
+    if not keyed:
+        raise DatafariError(
+            "authenticationFailed",
+            f"{API_KEY_HEADER} is accepted only when running a workflow (POST …/workflows/<id>/query); "
+            "elsewhere sign in with 'Authorization: Bearer <token>'.",
+        )
 
 
 def _key_access(secret: str, settings: Settings) -> UserAccess:

@@ -13,6 +13,8 @@ from ..errors import HTTP_LABELS, DatafariError
 from . import request_id
 from .context import get_services
 
+REALM = "datafari-rag"
+
 
 def ok(
     message: str,
@@ -59,7 +61,13 @@ def error_response(exc: DatafariError) -> Response:
     log_error(exc)
     response = jsonify(exc.body())
     response.status_code = status
+    response.headers.extend(challenge(status))
     return response
+
+
+def challenge(status: int) -> list[tuple[str, str]]:
+    """RFC 9110/6750: a 401 names the scheme that would be accepted."""
+    return [("WWW-Authenticate", f'Bearer realm="{REALM}"')] if status == 401 else []
 
 
 def register(app: Flask) -> None:

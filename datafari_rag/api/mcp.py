@@ -34,6 +34,8 @@ from ..retrieval.bm25 import bm25_documents
 from ..retrieval.vector import vector_chunks
 from ..security import UserAccess, resolve_access
 from ..services import Services
+from .auth import API_KEY_HEADER, refuse_api_key
+from .errors import challenge
 
 PATH = "/mcp"
 MAX_ROWS = 50
@@ -140,11 +142,17 @@ class McpEndpoint:
         self._lock = threading.Lock()
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        headers = EnvironHeaders(environ)
         try:
-            resolve_access(EnvironHeaders(environ), environ.get("REMOTE_ADDR"), self.services.settings)
+            if headers.get(API_KEY_HEADER) is not None:
+                refuse_api_key(keyed=False)
+            resolve_access(headers, environ.get("REMOTE_ADDR"), self.services.settings)
         except DatafariError as exc:
             status = exc.http_status(True)
-            start_response(f"{status} {HTTP_STATUS_CODES.get(status, 'Error')}", [("Content-Type", "application/json")])
+            start_response(
+                f"{status} {HTTP_STATUS_CODES.get(status, 'Error')}",
+                [("Content-Type", "application/json"), *challenge(status)],
+            )
             return [json.dumps(exc.body()).encode()]
         return self._bridge()(environ, start_response)
 

@@ -96,9 +96,9 @@ def _from_jwt(token: str, settings: Settings) -> Identity:
 
 def identify(headers: Mapping[str, str], remote_addr: str | None, settings: Settings) -> Identity:
     """The user behind a request; ``headers`` is a case-insensitive mapping (werkzeug's ``Headers``)."""
-    authorization = headers.get("Authorization", "")
-    if authorization:
-        scheme, _, token = authorization.partition(" ")
+    authorization = headers.get("Authorization")
+    if authorization is not None:  # present but empty or blank is a failed sign-in, not anonymous
+        scheme, _, token = authorization.strip().partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise DatafariError("authenticationFailed", "Only 'Authorization: Bearer <JWT>' is accepted.")
         return _from_jwt(token.strip(), settings)
