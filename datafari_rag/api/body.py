@@ -2,7 +2,8 @@
 
 Bodies over ``server.maxRequestSize`` are refused before they are read (413). A body that is not
 UTF-8, not JSON, nested deeper than Python's parser can follow, or that holds a lone surrogate
-(``"\\ud800"`` is valid JSON but no text) is the caller's mistake, answered with ``label``.
+(``"\\ud800"`` is valid JSON but no text) is the caller's mistake, answered with ``label``; a body
+not sent as ``application/json`` is refused (415).
 """
 
 from __future__ import annotations
@@ -49,7 +50,14 @@ def parse_json(raw: bytes, label: str) -> Any:
 
 
 def json_object(label: str) -> dict[str, Any]:
-    """The body as a JSON object, or :class:`DatafariError` with ``label``."""
+    """The body as a JSON object, or :class:`DatafariError` with ``label``. A body that does not
+    say it is JSON is refused with 415 before it is read: a form or ``text/plain`` post, which a
+    browser sends cross-site without asking, must never act on the API."""
+    if not request.is_json and request.content_length != 0:
+        raise DatafariError(
+            "unsupportedMediaType",
+            f"The request body must be sent as application/json (it was {request.mimetype or 'not typed'}).",
+        )
     raw = request.get_data(cache=True)  # over MAX_CONTENT_LENGTH: 413, nothing read
     value = parse_json(raw, label) if raw.strip() else None
     if not isinstance(value, dict):

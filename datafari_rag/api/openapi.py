@@ -37,7 +37,7 @@ def _errors(*codes: int) -> dict[str, Any]:
     return {str(code): _json(_ref("Error"), "Datafari's error JSON") for code in codes}
 
 
-REFUSALS = (400, 401, 403, 413, 503)
+REFUSALS = (400, 401, 403, 413, 415, 503)
 CONVERSATION_REFUSALS = (404, 409)  # a conversationId that is not the user's; a full conversation
 
 
@@ -622,7 +622,7 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
                         code: _json({"oneOf": [_ref("AiResponse"), _ref("Error")]}, "a refusal")
                         for code in ("401", "403", "503")
                     }
-                    | _errors(413),
+                    | _errors(413, 415),
                 }
             },
             f"{prefix}/ai/summarize": {
@@ -697,7 +697,7 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
                     "requestBody": {"content": {JSON: {"schema": _ref("ConversationTitle")}}},
                     "responses": {
                         "201": _json(_ref("ConversationAnswer"), "the new conversation"),
-                        **_errors(400, 401, 403, 409, 413, 503),
+                        **_errors(400, 401, 403, 409, 413, 415, 503),
                     },
                 },
             },
@@ -724,7 +724,7 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
                     ),
                     "responses": {
                         "200": _json(_ref("ConversationAnswer"), "the conversation"),
-                        **_errors(400, 401, 403, 404, 413, 503),
+                        **_errors(400, 401, 403, 404, 413, 415, 503),
                     },
                 }
                 for verb, summary in (
@@ -739,7 +739,10 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
                     "summary": "Sign in with a local account: a Bearer token for every other endpoint",
                     "security": [],
                     "requestBody": {"required": True, "content": {JSON: {"schema": _ref("Login")}}},
-                    "responses": {"200": _json(_ref("UserAnswer"), "the token"), **_errors(400, 401, 413, 422, 503)},
+                    "responses": {
+                        "200": _json(_ref("UserAnswer"), "the token"),
+                        **_errors(400, 401, 413, 415, 422, 503),
+                    },
                 }
             },
             f"{prefix}/users": {
@@ -752,7 +755,7 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
                     "requestBody": {"required": True, "content": {JSON: {"schema": _ref("NewUser")}}},
                     "responses": {
                         "201": _json(_ref("UserAnswer"), "the user"),
-                        **_errors(400, 401, 403, 409, 413, 503),
+                        **_errors(400, 401, 403, 409, 413, 415, 503),
                     },
                 },
             },
@@ -765,7 +768,10 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
                         if verb == "put"
                         else {}
                     ),
-                    "responses": {"200": _json(_ref("UserAnswer"), "done"), **_errors(400, 401, 403, 404, 413, 503)},
+                    "responses": {
+                        "200": _json(_ref("UserAnswer"), "done"),
+                        **_errors(400, 401, 403, 404, 413, 415, 503),
+                    },
                 }
                 for verb, summary in (
                     ("put", "Change a local user's password or role (administrators)"),
@@ -793,7 +799,7 @@ def _workflow_paths(prefix: str, answer: dict[str, Any]) -> dict[str, Any]:
             "post": {
                 "summary": "Create a workflow, checked whole (administrators)",
                 "requestBody": body,
-                "responses": {"201": done, **_errors(400, 401, 403, 409, 413, 503)},
+                "responses": {"201": done, **_errors(400, 401, 403, 409, 413, 415, 503)},
             },
         },
         f"{prefix}/workflows/{{workflow_id}}": {
@@ -806,7 +812,7 @@ def _workflow_paths(prefix: str, answer: dict[str, Any]) -> dict[str, Any]:
                 "summary": "Replace a workflow, checked whole (administrators)",
                 "parameters": [wf],
                 "requestBody": body,
-                "responses": {"200": done, **_errors(400, 401, 403, 404, 409, 413, 503)},
+                "responses": {"200": done, **_errors(400, 401, 403, 404, 409, 413, 415, 503)},
             },
             "delete": {
                 "summary": "Delete a workflow and its keys (administrators)",
@@ -824,7 +830,7 @@ def _workflow_paths(prefix: str, answer: dict[str, Any]) -> dict[str, Any]:
                 "summary": "A new API key, shown once, acting as username (administrators)",
                 "parameters": [wf],
                 "requestBody": {"required": True, "content": {JSON: {"schema": _ref("NewApiKey")}}},
-                "responses": {"201": done, **_errors(400, 401, 403, 404, 413, 503)},
+                "responses": {"201": done, **_errors(400, 401, 403, 404, 413, 415, 503)},
             },
         },
         f"{prefix}/workflows/{{workflow_id}}/keys/{{key_id}}": {
@@ -862,7 +868,10 @@ def _workflow_paths(prefix: str, answer: dict[str, Any]) -> dict[str, Any]:
                         },
                     },
                 },
-                "responses": {"202": _json(_ref("IndexJobAnswer"), "the job"), **_errors(400, 401, 403, 404, 413, 503)},
+                "responses": {
+                    "202": _json(_ref("IndexJobAnswer"), "the job"),
+                    **_errors(400, 401, 403, 404, 413, 415, 503),
+                },
             }
         },
         f"{prefix}/index/jobs/{{job_id}}": {
@@ -895,7 +904,7 @@ def _workflow_paths(prefix: str, answer: dict[str, Any]) -> dict[str, Any]:
                 "requestBody": {"required": True, "content": {JSON: {"schema": _ref("SettingsChange")}}},
                 "responses": {
                     "200": _json(_ref("SettingsAnswer"), "the settings"),
-                    **_errors(400, 401, 403, 413, 503),
+                    **_errors(400, 401, 403, 413, 415, 503),
                 },
             },
         },
