@@ -3,6 +3,7 @@ whose tokens trickle in (the recording stub plays the slow LLM)."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 
@@ -84,3 +85,25 @@ def test_a_blank_model_is_left_out_of_the_request(stub: tuple[FakeLlm, str]) -> 
     named = OpenAiLlmService(Settings(llm_endpoint=url, llm_model="mistral"))
     named.generate(MESSAGES)  # type: ignore[arg-type]
     assert fake.models == [None, None, "mistral"]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {"error": {"message": "The model is overloaded", "type": "server_error", "code": 503}},
+        {"error": "The model is overloaded"},
+        {"object": "chat.completion", "choices": []},
+        {"id": "x"},
+    ],
+)
+def test_a_200_holding_an_error_object_or_no_choice_is_an_llm_failure(reply: dict[str, object]) -> None:
+    """Not an empty answer (which the pipeline would report as ragNoValidAnswer): a failed call,
+    reported as one, with what the endpoint said."""
+    app = Flask("gateway")
+
+    @app.post("/v1/chat/completions")
+    def completions() -> Response:
+        return Response(json.dumps(reply), mimetype="application/json")
+
+    with serve(app) as url, pytest.raises(LlmError, match=r"overloaded|not a chat completion"):
+        service(f"{url}/v1").generate(MESSAGES)  # type: ignore[arg-type]

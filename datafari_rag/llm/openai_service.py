@@ -125,6 +125,13 @@ class OpenAiLlmService:
             raise LlmError(f"The LLM answered with something that is not JSON: {exc}") from exc
         if not isinstance(data, dict):
             raise LlmError("The LLM answered with JSON that is not a chat completion.")
+        if "error" in data and not data.get("choices"):
+            # some gateways answer HTTP 200 with OpenAI's error object: a failed call, not an empty answer
+            error = data["error"]
+            said = error.get("message") if isinstance(error, dict) else error
+            raise LlmError(f"The LLM answered with an error: {str(said)[:300]}")
+        if not isinstance(data.get("choices"), list) or not data["choices"]:
+            raise LlmError("The LLM answered with JSON that is not a chat completion (no choices).")
         return data
 
     def generate(self, messages: list[ChatMessage], usage: Usage | None = None) -> str:
