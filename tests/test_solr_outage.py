@@ -71,3 +71,22 @@ def test_searches_fail_fast_once_solr_stopped_answering(silent_solr: str) -> Non
         body = client.get("/Datafari/rest/v2.0/search/select", query_string={"q": "x"}).get_json()
         assert body["content"]["error"]["label"] == "ragTechnicalError"
     assert time.monotonic() - began < 1.0  # 20 searches, none waiting for Solr's timeout
+
+
+def test_health_checks_never_open_the_circuit_for_every_search(silent_solr: str) -> None:
+    """A check's short budget running out is not Solr failing: however many /health calls time
+    out against a slow Solr, searches still go to Solr (they would fail at once, for everyone,
+    for solr.circuit.cooldown, if the checks counted)."""
+    settings = Settings(solr_url=silent_solr, solr_timeout=0.5, solr_circuit_failures=2, solr_circuit_cooldown=30)
+    app = create_app(settings)
+    client = app.test_client()
+    for _ in range(5):
+        assert client.get("/health").status_code == 503
+    began = time.monotonic()
+    client.get("/Datafari/rest/v2.0/search/select", query_string={"q": "x"})
+    assert time.monotonic() - began >= 0.45  # it asked Solr (and waited its timeout): the circuit is closed
+    # once searches themselves have failed, the open circuit is what /health reports, at once
+    client.get("/Datafari/rest/v2.0/search/select", query_string={"q": "x"})
+    began = time.monotonic()
+    report = client.get("/health").get_json()
+    assert time.monotonic() - began < 0.2 and "circuit open" in report["solr"]["error"]

@@ -2,7 +2,8 @@
 
 It answers within a second, whatever state Solr or the agent is in: Solr's checks and the agent's
 run side by side, each Solr call gets only the time left, and an open circuit (Solr not
-answering) is reported at once.
+answering) is reported at once. Its own timeouts never count toward opening the circuit: a
+check's short budget running out is not Solr failing every search.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from flask import Blueprint, current_app, jsonify
 
 from ..indexing.indexer import mode_conflict
 from ..services import Services
-from ..solr import SolrError, admin, model_store, user_properties
+from ..solr import SolrClient, SolrError, admin, model_store, user_properties
+from ..solr.collection import Collection
 from .context import get_services
 
 bp = Blueprint("health", __name__)
@@ -36,15 +38,15 @@ def _left(ends: float) -> float:
 
 
 def _check_solr(services: Services, ends: float) -> dict[str, Any]:
-    settings, solr = services.settings, services.solr
+    settings, solr = services.settings, services.solr.probe()  # a check's timeout is not Solr failing
     try:
         info = admin.system_info(solr, _left(ends))
         collections = set(admin.list_collections(solr, _left(ends)))
     except SolrError as exc:
         return {"solr": {"status": "DOWN", "error": str(exc)}}
     report: dict[str, Any] = {"solr": {"status": "UP", "url": solr.base_url, **info}, "collections": {}}
-    for collection in (services.main, services.vectors):
-        name = collection.name
+    for name in (settings.collection_main, settings.collection_vector):
+        collection = Collection(solr, name)
         if name not in collections:
             report["collections"][name] = {"status": "MISSING"}
             continue
@@ -65,16 +67,16 @@ def _check_solr(services: Services, ends: float) -> dict[str, Any]:
     else:
         report["modelStore"] = {"status": "MISSING", "models": []}
     if settings.collection_main in collections:
-        report["indexing"] = _check_indexing(services, ends)
+        report["indexing"] = _check_indexing(services, solr, ends)
     return report
 
 
-def _check_indexing(services: Services, ends: float) -> dict[str, Any]:
+def _check_indexing(services: Services, solr: SolrClient, ends: float) -> dict[str, Any]:
     """Who writes the chunks: in ``processor`` mode FileShare's processor (its ``vector.enabled``
     is the switch); in the other modes the sidecar, and then the processor must be off."""
     mode = services.settings.vector_embedding_mode
     try:
-        on = user_properties.processor_on(services.solr, services.settings.collection_main, _left(ends))
+        on = user_properties.processor_on(solr, services.settings.collection_main, _left(ends))
     except SolrError as exc:
         return {"status": "DOWN", "mode": mode, "error": str(exc)}
     report: dict[str, Any] = {"status": "UP", "mode": mode, "fileShareProcessor": "on" if on else "off"}

@@ -46,3 +46,25 @@ class CircuitBreaker:
     def is_open(self) -> bool:
         with self._lock:
             return self._failures >= self.threshold and time.monotonic() < self._open_until
+
+
+class Watcher:
+    """A breaker's read-only view, for health checks: a check fails at once while the circuit is
+    open, but its own short budget running out is not Solr failing, and must never open the
+    circuit for every search (nor take the one trial request after a cooldown)."""
+
+    def __init__(self, breaker: CircuitBreaker | Watcher) -> None:
+        self.breaker = breaker
+
+    @property
+    def is_open(self) -> bool:
+        return self.breaker.is_open
+
+    def allow(self) -> bool:
+        return not self.breaker.is_open
+
+    def failed(self) -> None:
+        """Not counted."""
+
+    def succeeded(self) -> None:
+        """Not counted."""

@@ -8,13 +8,14 @@ here (measured on the local runtime), a tenth of a whole BM25 search.
 
 from __future__ import annotations
 
+import copy
 import json as jsonlib
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import urllib3
 
-from .breaker import CircuitBreaker
+from .breaker import CircuitBreaker, Watcher
 
 POOL_SIZE = 128  # connections kept open to Solr: every concurrent request of a busy process
 CONNECT_TIMEOUT = 2.0  # seconds: a Solr on the network connects in milliseconds, or is not there
@@ -40,11 +41,20 @@ class SolrClient:
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
-        self.breaker = breaker  # None: every request goes to Solr (the CLI's and the runtime's own clients)
+        self.breaker: CircuitBreaker | Watcher | None = (
+            breaker  # None: every request goes to Solr (the CLI's and the runtime's own clients)
+        )
         # Solr is reached directly: no proxy from the environment, no retries behind our back
         self.pool = urllib3.PoolManager(maxsize=POOL_SIZE, block=False, retries=False)
         self.auth = auth
         self.headers = urllib3.make_headers(basic_auth=":".join(auth)) if auth else {}
+
+    def probe(self) -> SolrClient:
+        """The same Solr (pool, credentials) for health checks: fails at once while the circuit is
+        open, never counts toward opening it (:class:`.breaker.Watcher`)."""
+        view = copy.copy(self)
+        view.breaker = Watcher(self.breaker) if self.breaker is not None else None
+        return view
 
     def _send(
         self,
