@@ -75,6 +75,29 @@ def read_settings() -> tuple[Response, int]:
     return _answer()
 
 
+# the secret each endpoint receives with every call
+SECRET_OF_ENDPOINT = {"ai.api.endpoint": "ai.api.token", "rerank.api.url": "rerank.api.key"}
+
+
+def _check_secret_follows_endpoint(changes: dict[str, str | None], base: Settings, current: Settings) -> None:
+    """A changed endpoint needs its secret in the same change (a value, "" for none; or null when
+    the endpoint goes back to the file's too), which replaces the old one: else pointing the
+    endpoint at one's own server would receive the hidden secret."""
+    for endpoint, secret in SECRET_OF_ENDPOINT.items():
+        if endpoint not in changes:
+            continue
+        field = KEYS[endpoint].name
+        after = changes[endpoint] if changes[endpoint] is not None else _text(getattr(base, field))
+        if after == _text(getattr(current, field)):
+            continue
+        if changes.get(secret) is None and not (changes[endpoint] is None and secret in changes):
+            raise DatafariError(
+                "settingsBadRequest",
+                f"{endpoint}: changing it sends {secret} to the new address; give {secret} in the same "
+                'change ("" for none), which replaces the old one.',
+            )
+
+
 @bp.put("/admin/settings")
 def save_settings() -> tuple[Response, int]:
     admin = require_admin(WHAT)
@@ -95,9 +118,11 @@ def save_settings() -> tuple[Response, int]:
         changes[key] = text
     services = get_services()
     store = store_call(services.conversations.overrides)
-    merged = {**store_call(store.values), **changes}
-    kept = {k: v for k, v in merged.items() if v is not None}
+    stored = store_call(store.values)
     runtime = live()
+    _check_secret_follows_endpoint(changes, runtime.base, with_overrides(runtime.base, stored))
+    merged = {**stored, **changes}
+    kept = {k: v for k, v in merged.items() if v is not None}
     try:
         settings = with_overrides(runtime.base, kept)
         build_reranker(settings, services.llm)  # what could not be built would be refused at each start

@@ -397,3 +397,27 @@ def test_random_users_never_read_a_secret_nor_change_settings(client: FlaskClien
     assert allowed > 3
     back = {"ai.api.token": None, "llm.model": None, "prompt.instructions": None}
     client.put(f"{API}/admin/settings", json={"values": back}, headers=root)
+
+
+def test_an_endpoint_that_receives_a_secret_changes_only_with_its_secret(client: FlaskClient, world: Settings) -> None:
+    """Else an administrator points ai.api.endpoint (or rerank.api.url) at their own server and
+    reads the hidden token from the next call. The secret must come in the same change, and
+    replaces the old one."""
+    root, path = bearer(client, "root"), f"{API}/admin/settings"
+    assert client.put(path, json={"values": {"ai.api.token": "the-old-token"}}, headers=root).status_code == 200
+    try:
+        for endpoint, secret in (("ai.api.endpoint", "ai.api.token"), ("rerank.api.url", "rerank.api.key")):
+            refused = client.put(path, json={"values": {endpoint: "http://collector.example/v1"}}, headers=root)
+            error = refused.get_json()["content"]["error"]
+            assert refused.status_code == 400 and error["label"] == "settingsBadRequest" and secret in error["reason"]
+            with_null = {endpoint: "http://collector.example/v1", secret: None}  # "back to the file's" is not one
+            assert client.put(path, json={"values": with_null}, headers=root).status_code == 400
+        moved = {"ai.api.endpoint": "http://collector.example/v1", "ai.api.token": ""}
+        assert client.put(path, json={"values": moved}, headers=root).status_code == 200
+        listed = {s["key"]: s for s in client.get(path, headers=root).get_json()["content"]["settings"]}
+        assert listed["ai.api.token"]["set"] is False  # the old token is gone with the old address
+        same = client.put(path, json={"values": {"ai.api.endpoint": "http://collector.example/v1"}}, headers=root)
+        assert same.status_code == 200  # not a change of address
+    finally:
+        back = {"ai.api.endpoint": None, "ai.api.token": None}
+        assert client.put(path, json={"values": back}, headers=root).status_code == 200
