@@ -28,6 +28,8 @@ from .users import require_admin
 bp = Blueprint("admin_settings", __name__)
 WHAT = "The RAG & AI configuration"
 MAX_VALUE = 20000
+# the secret each endpoint receives with every call
+SECRET_OF_ENDPOINT = {"ai.api.endpoint": "ai.api.token", "rerank.api.url": "rerank.api.key"}
 
 
 def _text(value: Any) -> str:
@@ -58,6 +60,7 @@ def _listing(settings: Settings, overrides: dict[str, str]) -> list[dict[str, An
                 "secret": secret,
                 "overridden": key in overrides,
                 "live": live_key(key),
+                "receivesSecret": SECRET_OF_ENDPOINT.get(key),  # changes only with that secret
             }
         )
     return rows
@@ -73,10 +76,6 @@ def _answer() -> tuple[Response, int]:
 def read_settings() -> tuple[Response, int]:
     require_admin(WHAT)
     return _answer()
-
-
-# the secret each endpoint receives with every call
-SECRET_OF_ENDPOINT = {"ai.api.endpoint": "ai.api.token", "rerank.api.url": "rerank.api.key"}
 
 
 def _check_secret_follows_endpoint(changes: dict[str, str | None], base: Settings, current: Settings) -> None:

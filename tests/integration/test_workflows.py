@@ -416,6 +416,7 @@ def test_an_endpoint_that_receives_a_secret_changes_only_with_its_secret(client:
         assert client.put(path, json={"values": moved}, headers=root).status_code == 200
         listed = {s["key"]: s for s in client.get(path, headers=root).get_json()["content"]["settings"]}
         assert listed["ai.api.token"]["set"] is False  # the old token is gone with the old address
+        assert listed["ai.api.endpoint"]["receivesSecret"] == "ai.api.token"  # the page sends it along
         same = client.put(path, json={"values": {"ai.api.endpoint": "http://collector.example/v1"}}, headers=root)
         assert same.status_code == 200  # not a change of address
     finally:

@@ -65,6 +65,10 @@ export async function settingsView(main) {
       if (setting.secret) { if (input.value) values[key] = input.value; continue; }
       if (input.value !== setting.value) values[key] = input.value;
     }
+    for (const [key, { setting }] of controls) { // a new address gets its own secret: none unless typed
+      const secret = setting.receivesSecret;
+      if (secret && values[key] != null && !(secret in values)) values[secret] = "";
+    }
     if (!Object.keys(values).length) return;
     save.disabled = true;
     try {
