@@ -22,3 +22,25 @@ def test_a_bad_line_is_named_and_the_rest_of_the_file_goes_on(tmp_path: Path) ->
     assert any("corpus.jsonl:2:" in e for e in errors) and any("corpus.jsonl:3:" in e for e in errors)
     assert any("broken.pdf" in e for e in errors)
     assert count_documents(files) == len(out) == 6  # the progress bar's total: one per document
+
+
+def test_a_docx_that_expands_too_far_is_refused_before_it_is_opened(tmp_path: Path) -> None:
+    """A zip bomb dressed as a docx (66 kB that expand to 38 MB took a worker's memory and CPU):
+    refused, named, reading only the archive's directory; a real docx goes through."""
+    import zipfile
+
+    import docx
+
+    bomb = tmp_path / "bomb.docx"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("word/document.xml", "<w:t>" + "a" * (38 * 1024 * 1024) + "</w:t>")
+    real = tmp_path / "real.docx"
+    document = docx.Document()
+    document.add_paragraph("The pump is serviced every spring.")
+    document.core_properties.title = "Pump"
+    document.save(str(real))
+    out = list(all_documents([bomb, real]))
+    assert bomb.stat().st_size < 200_000
+    assert isinstance(out[0], ExtractionError) and "bomb.docx" in str(out[0]) and "expands to" in str(out[0])
+    assert not isinstance(out[1], ExtractionError) and out[1]["exactContent"] == "The pump is serviced every spring."

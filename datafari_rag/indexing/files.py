@@ -7,6 +7,7 @@ BEIR format (``_id``, ``title``, ``text``: one document per line).
 from __future__ import annotations
 
 import json
+import zipfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,6 +18,28 @@ SUFFIXES = {".txt", ".md", ".html", ".htm", ".pdf", ".docx", ".jsonl"}
 
 class ExtractionError(ValueError):
     """A file whose text cannot be read."""
+
+
+# A docx is a zip: what it expands to is bounded before it is opened (a 66 kB file can expand to
+# gigabytes and take the worker's memory and CPU with it). Office files expand 2-20 times.
+MAX_EXPANDED_BYTES = 64 * 1024 * 1024
+MAX_EXPANSION_RATIO = 100
+
+
+def check_expansion(path: Path) -> None:
+    """Refuses (ExtractionError) a zip-based file that would expand beyond MAX_EXPANDED_BYTES, or
+    more than MAX_EXPANSION_RATIO times its size, reading only its directory."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            expanded = sum(entry.file_size for entry in archive.infolist())
+    except zipfile.BadZipFile as exc:
+        raise ExtractionError(f"not a valid docx ({exc})") from exc
+    size = max(path.stat().st_size, 1)
+    if expanded > MAX_EXPANDED_BYTES or expanded > MAX_EXPANSION_RATIO * size:
+        raise ExtractionError(
+            f"refused: it expands to {expanded:,} bytes ({expanded / size:.0f} times its {size:,} bytes); "
+            f"at most {MAX_EXPANDED_BYTES:,} bytes and {MAX_EXPANSION_RATIO} times are read"
+        )
 
 
 def find_files(paths: list[Path]) -> list[Path]:
@@ -51,6 +74,7 @@ def _text(path: Path) -> tuple[str, str | None]:
     if suffix == ".docx":
         import docx
 
+        check_expansion(path)
         document = docx.Document(str(path))
         return "\n\n".join(p.text for p in document.paragraphs), document.core_properties.title or None
     raise ExtractionError(f"unsupported file type '{suffix}'")
