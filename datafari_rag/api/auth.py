@@ -7,12 +7,16 @@ someone decides otherwise (fail closed). A refused identity never reaches a view
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+import jwt
 from flask import Blueprint, g, request
 
 from ..config import Settings
 from ..errors import DatafariError
 from ..security import UserAccess, resolve_access
 from ..security.authority import tokens_for
+from ..services import Services
 from .context import get_services
 
 bp = Blueprint("auth", __name__)
@@ -37,6 +41,31 @@ def load_access() -> None:
         g.access = _key_access(request.headers[API_KEY_HEADER], settings)
         return
     g.access = resolve_access(request.headers, request.remote_addr, settings)
+    check_sign_in(request.headers, get_services())
+
+
+def check_sign_in(headers: Mapping[str, str], services: Services) -> None:
+    """A token the product signed at sign-in (it carries ``ver``) holds only while its account
+    exists with the same password and role: changing either, or deleting the account, revokes
+    every token signed before. Its signature and expiry were checked by ``resolve_access``."""
+    from .conversations import store_call  # imported late (cycle)
+
+    scheme, _, token = (headers.get("Authorization") or "").strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return
+    try:
+        claims = jwt.decode(token.strip(), options={"verify_signature": False})
+    except jwt.PyJWTError:
+        return
+    if "ver" not in claims:  # signed by an identity provider: its own expiry rules
+        return
+    user = store_call(store_call(services.conversations.users).get, str(claims.get("sub", "")))
+    if user is None or user.version != claims["ver"]:
+        raise DatafariError(
+            "authenticationFailed",
+            "This sign-in is no longer valid (the account's password or role changed, or it was removed): "
+            "sign in again.",
+        )
 
 
 def refuse_api_key(keyed: bool) -> None:

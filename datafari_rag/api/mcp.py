@@ -34,7 +34,7 @@ from ..retrieval.bm25 import bm25_documents
 from ..retrieval.vector import vector_chunks
 from ..security import UserAccess, resolve_access
 from ..services import Services
-from .auth import API_KEY_HEADER, refuse_api_key
+from .auth import API_KEY_HEADER, check_sign_in, refuse_api_key
 from .errors import challenge
 
 PATH = "/mcp"
@@ -147,6 +147,7 @@ class McpEndpoint:
             if headers.get(API_KEY_HEADER) is not None:
                 refuse_api_key(keyed=False)
             resolve_access(headers, environ.get("REMOTE_ADDR"), self.services.settings)
+            check_sign_in(headers, self.services)
         except DatafariError as exc:
             status = exc.http_status(True)
             start_response(

@@ -67,7 +67,7 @@ def token_for(user: User) -> tuple[str, int]:
         raise DatafariError("loginNotEnabled", "Local sign-in needs security.jwt.hs256.secret.")
     now = int(time.time())
     claims: dict[str, Any] = {s.jwt_username_claim: user.username, "iat": now, "exp": now + s.users_token_ttl}
-    claims |= {"sub": user.username, "admin": user.admin}
+    claims |= {"sub": user.username, "admin": user.admin, "ver": user.version}
     if s.jwt_issuer:
         claims["iss"] = s.jwt_issuer
     if s.jwt_audience:

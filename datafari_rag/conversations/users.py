@@ -5,6 +5,7 @@ sources (mapping file, ManifoldCF authority) as every identity."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,10 +45,14 @@ class User:
     admin: bool
     created_at: str
     updated_at: str
+    # what a token signed for this account carries: it changes with the password and the role, so
+    # a token signed before either change (or for a deleted account) is no longer accepted
+    version: str = ""
 
     @classmethod
     def of(cls, row: AppUser) -> User:
-        return cls(row.username, row.admin, _utc(row.created_at), _utc(row.updated_at))
+        version = hashlib.sha256(f"{row.password_hash}|{row.admin}".encode()).hexdigest()[:16]
+        return cls(row.username, row.admin, _utc(row.created_at), _utc(row.updated_at), version)
 
     def as_dict(self) -> dict[str, object]:
         return {

@@ -153,3 +153,38 @@ def test_a_username_of_security_admins_manages_users_whatever_signed_it_in(
     assert client.get(f"{API}/users", headers=bearer(client, "bea")).status_code == 200
     assert client.get(f"{API}/users", headers={"X-Remote-User": "bea"}).status_code == 200  # the trusted header
     assert client.get(f"{API}/users", headers={"X-Remote-User": "otto"}).status_code == 403
+
+
+def test_a_token_dies_with_its_password_its_role_and_its_account(client: FlaskClient) -> None:
+    """A token signed at sign-in holds only while its account keeps the same password and role:
+    a stolen token is not good until it expires once the password is changed, nor after the
+    account is removed (the REST API and /mcp alike)."""
+    root = bearer(client, "root")
+    made = client.post(f"{API}/users", json={"username": "tess", "password": PASSWORD}, headers=root)
+    assert made.status_code == 201, made.get_json()
+    mcp = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    try:
+        first = bearer(client, "tess")
+        assert client.get(f"{API}/search/select", query_string={"q": "x"}, headers=first).status_code == 200
+        new_password = PASSWORD + "-new"
+        changed = client.put(f"{API}/users/tess", json={"password": new_password}, headers=root)
+        assert changed.status_code == 200
+        for call in (
+            lambda h: client.get(f"{API}/search/select", query_string={"q": "x"}, headers=h),
+            lambda h: client.post("/mcp", json=mcp, headers={**h, "Accept": "application/json, text/event-stream"}),
+        ):
+            refused = call(first)
+            assert (
+                refused.status_code == 401 and refused.get_json()["content"]["error"]["label"] == "authenticationFailed"
+            )
+        _, body = login(client, "tess", new_password)
+        second = {"Authorization": f"Bearer {body['content']['token']}"}
+        assert client.get(f"{API}/search/select", query_string={"q": "x"}, headers=second).status_code == 200
+        # a role given or taken revokes too
+        assert client.put(f"{API}/users/tess", json={"admin": True}, headers=root).status_code == 200
+        assert client.get(f"{API}/search/select", query_string={"q": "x"}, headers=second).status_code == 401
+        _, body = login(client, "tess", new_password)
+        third = {"Authorization": f"Bearer {body['content']['token']}"}
+    finally:
+        assert client.delete(f"{API}/users/tess", headers=root).status_code in (200, 204)
+    assert client.get(f"{API}/search/select", query_string={"q": "x"}, headers=third).status_code == 401
