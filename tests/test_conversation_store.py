@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -161,3 +162,32 @@ def test_token_statistics_add_up_per_user_conversation_day_and_model(store: Conv
     assert room["model"] == "gpt-x" and len(room["day"]) == 10
     assert {r["username"] for r in store.usage()} == {"alice", "bob"}  # an administrator's view
     assert store.usage("carol") == []
+
+
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+def test_a_sqlite_file_deleted_or_replaced_under_the_sidecar_refuses_every_write(tmp_path: Path, how: str) -> None:
+    """An open SQLite connection keeps writing to a deleted file's inode: every answer said OK for
+    conversations gone at the next start (125 conversations, 732 turns). Now nothing is written
+    once the file is not the store's any more; the same file back makes it work again."""
+    path = tmp_path / "conversations.db"
+    engine = open_engine(f"sqlite:///{path}")
+    migrate(engine)
+    store = ConversationStore(engine)
+    kept = store.create("alice", "Before")
+    store.append("alice", kept["id"], done("q1"))
+    moved = tmp_path / "moved.db"
+    path.rename(moved)
+    if how == "replaced":
+        path.write_bytes(b"")  # another file at the same path
+    with pytest.raises(StoreUnavailable, match="deleted or replaced"):
+        store.append("alice", kept["id"], done("q2"))
+    with pytest.raises(StoreUnavailable):
+        store.create("alice", "After")
+    if how == "deleted":
+        moved.rename(path)  # the same file back: it works again, nothing lost
+        store.append("alice", kept["id"], done("q3"))
+        assert [b["question"] for b in store.get("alice", kept["id"])["blocks"]] == ["q1", "q3"]
+    else:  # another file stays refused until a restart opens it as the store
+        with pytest.raises(StoreUnavailable, match="deleted or replaced"):
+            store.list("alice")
+    store.close()

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 import urllib3
 from flask import Blueprint, current_app, jsonify
+from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
 
+from ..conversations import StoreUnavailable
 from ..indexing.indexer import mode_conflict
 from ..services import Services
 from ..solr import SolrClient, SolrError, admin, model_store, user_properties
@@ -96,8 +100,20 @@ def _check_agent(url: str, ends: float) -> dict[str, Any]:
         return {"status": "DOWN", "url": url, "error": str(exc)}
 
 
+def _check_store(services: Services) -> dict[str, Any]:
+    """The relational store answers, on the file it opened (a deleted or replaced SQLite file is
+    refused: what would be written there would be lost)."""
+    try:
+        engine = services.conversations.get().engine
+        with engine.connect() as connection:
+            connection.execute(text("SELECT 1"))
+        return {"status": "UP", "dialect": engine.dialect.name}
+    except (StoreUnavailable, SQLAlchemyError) as exc:
+        return {"status": "DOWN", "error": str(exc)}
+
+
 def _all_up(report: dict[str, Any]) -> bool:
-    parts = [report["solr"], report["agent"], report.get("modelStore", {"status": "DOWN"})]
+    parts = [report["solr"], report["agent"], report["store"], report.get("modelStore", {"status": "DOWN"})]
     parts += [report["indexing"]] if "indexing" in report else []
     parts += list(report.get("collections", {}).values()) or [{"status": "MISSING"}]
     return all(p.get("status") == "UP" for p in parts)
@@ -108,8 +124,13 @@ def health() -> Any:
     services = get_services()
     ends = time.monotonic() + BUDGET
     agent = _checks.submit(_check_agent, services.settings.agent_url, ends)
+    store = _checks.submit(_check_store, services)
     report = _check_solr(services, ends)
     report["agent"] = agent.result()
+    try:
+        report["store"] = store.result(timeout=max(0.01, ends - time.monotonic()))
+    except FutureTimeout:
+        report["store"] = {"status": "DOWN", "error": "no answer within the health check's second"}
     report["status"] = "UP" if _all_up(report) else "DOWN"
     current_app.logger.debug("health: %s", report["status"])
     return jsonify(report), (200 if report["status"] == "UP" else 503)

@@ -481,7 +481,12 @@ def _schemas(max_query: int) -> dict[str, Any]:
         },
         "Health": {
             "type": "object",
-            "properties": {"status": {"enum": ["UP", "DOWN"]}, "solr": {"type": "object"}, "agent": {"type": "object"}},
+            "properties": {
+                "status": {"enum": ["UP", "DOWN"]},
+                "solr": {"type": "object"},
+                "agent": {"type": "object"},
+                "store": {"type": "object"},
+            },
             "required": ["status"],
         },
     }
@@ -572,7 +577,7 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
         "paths": {
             "/health": {
                 "get": {
-                    "summary": "Solr, both collections, the model store and the agent",
+                    "summary": "Solr, both collections, the model store, the agent and the relational store",
                     "responses": {
                         "200": _json(_ref("Health"), "every part is up"),
                         "503": _json(_ref("Health"), "a part is down"),

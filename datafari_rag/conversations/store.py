@@ -23,7 +23,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..config import Settings
-from .database import database_url, migrate, open_engine
+from .database import StoreFileGone, database_url, migrate, open_engine
 from .schema import STATUSES, Block, Conversation, UsageStat
 
 TITLE_MAX = 200
@@ -52,6 +52,8 @@ def transaction(sessions: sessionmaker[Session], what: str, taken: Exception | N
         if taken is None:
             raise StoreUnavailable(f"{what} failed: IntegrityError") from exc
         raise taken from exc
+    except StoreFileGone as exc:  # its own words: what happened to the file, and what to do
+        raise StoreUnavailable(f"{what} failed: {exc}") from exc
     except SQLAlchemyError as exc:
         raise StoreUnavailable(f"{what} failed: {type(exc).__name__}") from exc
 
