@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -580,6 +581,17 @@ def _wait_http(url: str, timeout: float, process: subprocess.Popen[bytes], name:
     raise click.ClickException(f"The {name} did not answer at {url} within {timeout:.0f}s.")
 
 
+def _server(command: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """A server ``run`` starts, in a process group of its own (its master and workers), so that
+    stopping it reaches every process of it; ``run`` forwards Ctrl-C itself."""
+    return subprocess.Popen(command, env=env, start_new_session=True)
+
+
+def _signal_group(child: subprocess.Popen[bytes], signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signum)
+
+
 @main.command("run")
 @click.option("--insecure", is_flag=True, help="Start Solr without authentication (development only).")
 @_clear_errors
@@ -593,13 +605,11 @@ def run_cmd(insecure: bool) -> None:
     def stop_all(*_: Any) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the cleanup short
         for child in reversed(children):
-            if child.poll() is None:
-                child.terminate()
+            _signal_group(child, signal.SIGTERM)
         for child in children:
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 child.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                child.kill()
+            _signal_group(child, signal.SIGKILL)  # workers left behind (one still booting) go too
         if started_solr:
             node.stop()
 
@@ -608,9 +618,7 @@ def run_cmd(insecure: bool) -> None:
     try:
         click.echo(f"Solr ready at {node.url} in {node.start():.1f}s")
         env = {**os.environ, env_name("solr.url"): node.url}
-        children.append(
-            subprocess.Popen(_gunicorn("datafari_rag.agent.app:create_agent_app()", "gunicorn_agent.conf.py"), env=env)
-        )
+        children.append(_server(_gunicorn("datafari_rag.agent.app:create_agent_app()", "gunicorn_agent.conf.py"), env))
         _wait_http(f"{settings.agent_url}/models", 60, children[-1], "agent")
         click.echo(f"Agent ready at {settings.agent_url}")
         services = build_services(settings.replace(solr_url=node.url))
@@ -621,7 +629,7 @@ def run_cmd(insecure: bool) -> None:
         from .indexing.sample import index_sample
 
         click.echo(f"Indexed {index_sample(services.indexer)} sample documents")
-        children.append(subprocess.Popen(_gunicorn("datafari_rag.app:create_app()", "gunicorn.conf.py"), env=env))
+        children.append(_server(_gunicorn("datafari_rag.app:create_app()", "gunicorn.conf.py"), env))
         base = f"http://{settings.server_host}:{settings.server_port}"
         _wait_http(f"{base}/health", 60, children[-1], "sidecar")
         health = urllib3.request("GET", f"{base}/health", timeout=30, retries=False).json()

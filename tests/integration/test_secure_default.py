@@ -156,8 +156,8 @@ def test_run_comes_up_secured_and_serves_through_its_service_account(tmp_path: P
         found = urllib3.request("GET", f"{sidecar}/search/select", fields={"q": "password"}, timeout=60).json()
         assert found["response"]["numFound"] > 0  # the sidecar reads Solr as the service account
     finally:
-        os.killpg(run.pid, signal.SIGINT)
-        rest, _ = run.communicate(timeout=120)
+        os.killpg(run.pid, signal.SIGINT)  # Ctrl-C in the terminal
+        rest, _ = run.communicate(timeout=150)  # every process holding its output ended: nothing left behind
     assert run.returncode in (0, 1), rest[-2000:]
     assert _status_or_down(solr_url) == "down"  # Ctrl-C stopped the Solr it started
 
