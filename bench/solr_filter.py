@@ -10,22 +10,13 @@ from __future__ import annotations
 
 import argparse
 import secrets
-import time
 
 import requests
 
 from bench.common import Figure, bench_stack, emit, percentile, warm_solr
 from bench.solr_overhead import load_scifact, measure
 from datafari_rag.solr.service_account import credentials
-
-
-def wait_for_user(http: requests.Session, url: str, account: tuple[str, str], timeout: float = 30) -> None:
-    """Solr applies a new user from its ZooKeeper watch, a moment after the API answered."""
-    deadline = time.monotonic() + timeout
-    while http.get(url, params={"q": "*:*", "rows": 0}, auth=account).status_code == 401:
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"Solr did not take the user {account[0]} within {timeout:.0f}s")
-        time.sleep(0.2)
+from datafari_rag.testing.solr_door_harness import add_solr_users
 
 
 def main() -> None:
@@ -43,8 +34,7 @@ def main() -> None:
         service = credentials(settings)
         # conf/acl-mapping.json gives alice two tokens: the filter as a user with tokens
         reader = ("alice", secrets.token_urlsafe(12))
-        solr.post("admin/authentication", json={"set-user": {reader[0]: reader[1]}})
-        wait_for_user(http, f"{base}/select", reader)
+        add_solr_users(solr, f"{base}/select", {reader[0]: reader[1]})
 
         def search(handler: str, text: str, account: tuple[str, str] | None) -> None:
             form = [("q", text), ("defType", "edismax"), ("q.op", "OR"), ("rows", 10), ("wt", "json")]

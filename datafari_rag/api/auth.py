@@ -7,9 +7,8 @@ someone decides otherwise (fail closed). A refused identity never reaches a view
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable
 
-import jwt
 from flask import Blueprint, g, request
 
 from ..config import Settings
@@ -37,46 +36,34 @@ def load_access() -> None:
         return
     settings = get_services().settings
     if request.headers.get(API_KEY_HEADER) is not None:
-        refuse_api_key(keyed=request.endpoint in KEYED)
+        if request.endpoint not in KEYED:
+            raise api_key_refused()
         g.access = _key_access(request.headers[API_KEY_HEADER], settings)
         return
-    g.access = resolve_access(request.headers, request.remote_addr, settings)
-    check_sign_in(request.headers, get_services())
+    g.access = resolve_access(request.headers, request.remote_addr, settings, still_signed_in(get_services()))
 
 
-def check_sign_in(headers: Mapping[str, str], services: Services) -> None:
-    """A token the product signed at sign-in (it carries ``ver``) holds only while its account
-    exists with the same password and role: changing either, or deleting the account, revokes
-    every token signed before. Its signature and expiry were checked by ``resolve_access``."""
+def still_signed_in(services: Services) -> Callable[[str, str], bool]:
+    """Whether a token the product signed at sign-in is still its account's: the account exists
+    with the same password and role (``User.version``); changing either, or deleting the account,
+    revokes every token signed before."""
     from .conversations import store_call  # imported late (cycle)
 
-    scheme, _, token = (headers.get("Authorization") or "").strip().partition(" ")
-    if scheme.lower() != "bearer":
-        return
-    try:
-        claims = jwt.decode(token.strip(), options={"verify_signature": False})
-    except jwt.PyJWTError:
-        return
-    if "ver" not in claims:  # signed by an identity provider: its own expiry rules
-        return
-    user = store_call(store_call(services.conversations.users).get, str(claims.get("sub", "")))
-    if user is None or user.version != claims["ver"]:
-        raise DatafariError(
-            "authenticationFailed",
-            "This sign-in is no longer valid (the account's password or role changed, or it was removed): "
-            "sign in again.",
-        )
+    def check(username: str, version: str) -> bool:
+        user = store_call(store_call(services.conversations.users).get, username)
+        return user is not None and user.version == version
+
+    return check
 
 
-def refuse_api_key(keyed: bool) -> None:
+def api_key_refused() -> DatafariError:
     """An API key where none is taken is refused (401), never ignored: the caller meant to be
     someone, and running the call as anonymous would hide the mistake."""
-    if not keyed:
-        raise DatafariError(
-            "authenticationFailed",
-            f"{API_KEY_HEADER} is accepted only when running a workflow (POST …/workflows/<id>/query); "
-            "elsewhere sign in with 'Authorization: Bearer <token>'.",
-        )
+    return DatafariError(
+        "authenticationFailed",
+        f"{API_KEY_HEADER} is accepted only when running a workflow (POST …/workflows/<id>/query); "
+        "elsewhere sign in with 'Authorization: Bearer <token>'.",
+    )
 
 
 def _key_access(secret: str, settings: Settings) -> UserAccess:

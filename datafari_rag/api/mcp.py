@@ -34,7 +34,7 @@ from ..retrieval.bm25 import bm25_documents
 from ..retrieval.vector import vector_chunks
 from ..security import UserAccess, resolve_access
 from ..services import Services
-from .auth import API_KEY_HEADER, check_sign_in, refuse_api_key
+from .auth import API_KEY_HEADER, api_key_refused, still_signed_in
 from .errors import challenge
 
 PATH = "/mcp"
@@ -145,9 +145,8 @@ class McpEndpoint:
         headers = EnvironHeaders(environ)
         try:
             if headers.get(API_KEY_HEADER) is not None:
-                refuse_api_key(keyed=False)
-            resolve_access(headers, environ.get("REMOTE_ADDR"), self.services.settings)
-            check_sign_in(headers, self.services)
+                raise api_key_refused()
+            resolve_access(headers, environ.get("REMOTE_ADDR"), self.services.settings, still_signed_in(self.services))
         except DatafariError as exc:
             status = exc.http_status(True)
             start_response(

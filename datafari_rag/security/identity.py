@@ -11,7 +11,7 @@ back to anonymous. Usernames are normalised as Datafari does.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -60,7 +60,12 @@ def _keys(settings: Settings) -> list[tuple[Any, list[str]]]:
     return keys
 
 
-def _from_jwt(token: str, settings: Settings) -> Identity:
+# Whether a token the product signed at sign-in (it carries ``ver``) is still its account's:
+# (username, version) -> bool. None: not checked here (the caller checked it already).
+SignIns = Callable[[str, str], bool] | None
+
+
+def _from_jwt(token: str, settings: Settings, signed_in: SignIns = None) -> Identity:
     keys = _keys(settings)
     if not keys:
         raise DatafariError("authenticationFailed", "Bearer tokens are not accepted: no JWT key is configured.")
@@ -83,6 +88,12 @@ def _from_jwt(token: str, settings: Settings) -> Identity:
             raise DatafariError("authenticationFailed", f"Invalid token: {exc}") from exc
     else:
         raise DatafariError("authenticationFailed", f"Invalid token: {last}")
+    if signed_in is not None and "ver" in claims and not signed_in(str(claims.get("sub", "")), str(claims["ver"])):
+        raise DatafariError(
+            "authenticationFailed",
+            "This sign-in is no longer valid (the account's password or role changed, or it was removed): "
+            "sign in again.",
+        )
     username = claims.get(settings.jwt_username_claim) or claims.get("sub")
     if not isinstance(username, str) or not username:
         raise DatafariError("authenticationFailed", f"The token has no '{settings.jwt_username_claim}' claim.")
@@ -94,14 +105,16 @@ def _from_jwt(token: str, settings: Settings) -> Identity:
     return Identity(normalise(username, settings), tuple(groups))
 
 
-def identify(headers: Mapping[str, str], remote_addr: str | None, settings: Settings) -> Identity:
+def identify(
+    headers: Mapping[str, str], remote_addr: str | None, settings: Settings, signed_in: SignIns = None
+) -> Identity:
     """The user behind a request; ``headers`` is a case-insensitive mapping (werkzeug's ``Headers``)."""
     authorization = headers.get("Authorization")
     if authorization is not None:  # present but empty or blank is a failed sign-in, not anonymous
         scheme, _, token = authorization.strip().partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise DatafariError("authenticationFailed", "Only 'Authorization: Bearer <JWT>' is accepted.")
-        return _from_jwt(token.strip(), settings)
+        return _from_jwt(token.strip(), settings, signed_in)
     if settings.trusted_header and headers.get(settings.trusted_header) is not None:
         proxies = {p.strip() for p in settings.trusted_proxies.split(",") if p.strip()}
         if remote_addr not in proxies:
@@ -115,8 +128,10 @@ def identify(headers: Mapping[str, str], remote_addr: str | None, settings: Sett
     return Identity(None)
 
 
-def resolve_access(headers: Mapping[str, str], remote_addr: str | None, settings: Settings) -> UserAccess:
+def resolve_access(
+    headers: Mapping[str, str], remote_addr: str | None, settings: Settings, signed_in: SignIns = None
+) -> UserAccess:
     """The user and the tokens they hold; raises :class:`DatafariError` (401, 403, 503): fail closed."""
-    who = identify(headers, remote_addr, settings)
+    who = identify(headers, remote_addr, settings, signed_in)
     tokens = frozenset() if who.username is None else tokens_for(who.username, who.groups, settings)
     return UserAccess(who.username, tokens, groups=tuple(who.groups))

@@ -52,9 +52,3 @@ def ensure(settings: Settings) -> tuple[str, str]:
     with os.fdopen(fd, "w") as out:
         out.write(password + "\n")
     return service_user(settings), password
-
-
-def with_credentials(settings: Settings) -> Settings:
-    """``settings`` naming the service account explicitly, for processes started with them."""
-    found = credentials(settings)
-    return settings.replace(solr_username=found[0], solr_password=found[1]) if found else settings

@@ -207,17 +207,27 @@ def open_door(solr: SolrClient, url: str, corpus: Corpus, pairs: list[tuple[str,
     assert solr.auth is not None, "the harness needs a secured Solr and its service account"
     door = Door(url, solr.auth, corpus, pairs)
     users = {name: f"pw-{name}-{len(corpus.docs)}" for name in [*corpus.users, STRANGER, EVERY_TOKEN]}
-    solr.post("admin/authentication", json={"set-user": users})
+    add_solr_users(solr, f"{url}/{pairs[0][0]}/select", users)
     door.clients = [Client("anonymous", None, frozenset())]
     door.clients += [Client(u, (u, users[u]), corpus.users[u]) for u in corpus.users]
     door.clients.append(Client(STRANGER, (STRANGER, users[STRANGER]), frozenset()))
     door.every = Client(EVERY_TOKEN, (EVERY_TOKEN, users[EVERY_TOKEN]), frozenset())
-    deadline = time.monotonic() + 30
-    for client in [*door.clients[1:], door.every]:  # Solr applies new users from its ZooKeeper watch
-        while send(door, client.auth, f"{pairs[0][0]}/select", [("q", "*:*"), ("rows", "0")])[0] == 401:
-            assert time.monotonic() < deadline, f"Solr did not take the user {client.name}"
-            time.sleep(0.2)
     return door
+
+
+def add_solr_users(solr: SolrClient, search_url: str, users: dict[str, str], timeout: float = 30) -> None:
+    """Makes Solr users (name -> password) through Solr's authentication API as the service
+    account, and waits until each signs in at ``search_url``: Solr applies new users from its
+    ZooKeeper watch, a moment after the API answered."""
+    solr.post("admin/authentication", json={"set-user": users})
+    deadline = time.monotonic() + timeout
+    for user, password in users.items():
+        headers = urllib3.make_headers(basic_auth=f"{user}:{password}")
+        fields = {"q": "*:*", "rows": "0"}
+        while urllib3.request("GET", search_url, fields=fields, headers=headers, retries=False).status == 401:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Solr did not take the user {user} within {timeout:.0f}s")
+            time.sleep(0.2)
 
 
 def send(door: Door, auth: tuple[str, str] | None, path: str, params: list[tuple[str, str]], body: bytes | None = None):
