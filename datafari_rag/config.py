@@ -686,6 +686,32 @@ class Settings:
         minimum=60,
         maximum=7 * 24 * 3600,
     )
+    sign_in_max_failures: int = _key(
+        SECURITY,
+        "users.signIn.maxFailures",
+        5,
+        "Local users: refused sign-ins of one username within users.signIn.window after which every "
+        "sign-in of it waits (HTTP 429 with Retry-After), the right password too.",
+        minimum=1,
+        maximum=1000,
+    )
+    sign_in_max_failures_per_address: int = _key(
+        SECURITY,
+        "users.signIn.maxFailuresPerAddress",
+        30,
+        "Local users: refused sign-ins from one address (any usernames) within users.signIn.window "
+        "after which every sign-in from it waits.",
+        minimum=1,
+        maximum=100000,
+    )
+    sign_in_window: int = _key(
+        SECURITY,
+        "users.signIn.window",
+        900,
+        "Local users: seconds a refused sign-in is counted by the throttle.",
+        minimum=1,
+        maximum=7 * 24 * 3600,
+    )
     jwt_hs256_secret: str = _key(
         SECURITY, "security.jwt.hs256.secret", "", "JWT in 'Authorization: Bearer': the HS256 secret."
     )

@@ -68,6 +68,7 @@ LABELS: dict[str, Label] = {
     "userNotFound": Label(404, "Sorry, this user does not exist."),
     "userExists": Label(409, "Sorry, this username is taken."),
     "loginFailed": Label(401, "Sorry, the username or the password is wrong."),
+    "loginThrottled": Label(429, "Too many failed sign-ins: please wait before trying again."),
     # workflows and their API keys; the settings administrators change at run time
     "workflowBadRequest": Label(400, "The workflow is not valid."),
     "workflowNotFound": Label(404, "Sorry, this workflow does not exist."),
@@ -129,6 +130,7 @@ class DatafariError(Exception):
         detail: str | None = None,
         lang: str | None = None,
         message: str | None = None,  # instead of the label's sentence (e.g. the guard's guidance)
+        headers: dict[str, str] | None = None,  # e.g. Retry-After
     ) -> None:
         super().__init__(reason or label)
         self.label = label
@@ -137,6 +139,7 @@ class DatafariError(Exception):
         self.code, self.message, self.datafari = code or entry.code, message, entry.datafari
         self.reason = reason
         self.detail = detail
+        self.headers = headers or {}
 
     def http_status(self, errors_as_http_status: bool) -> int:
         """The HTTP status under the policy above."""

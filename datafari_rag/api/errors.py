@@ -62,6 +62,7 @@ def error_response(exc: DatafariError) -> Response:
     response = jsonify(exc.body())
     response.status_code = status
     response.headers.extend(challenge(status))
+    response.headers.extend(exc.headers)
     return response
 
 

@@ -746,7 +746,7 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
                     "requestBody": {"required": True, "content": {JSON: {"schema": _ref("Login")}}},
                     "responses": {
                         "200": _json(_ref("UserAnswer"), "the token"),
-                        **_errors(400, 401, 413, 415, 422, 503),
+                        **_errors(400, 401, 413, 415, 422, 429, 503),
                     },
                 }
             },

@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 import jwt
-from flask import Blueprint, Response
+from flask import Blueprint, Response, request
 
 from ..conversations.users import User, UserStore
 from ..errors import DatafariError
@@ -80,9 +80,17 @@ def login() -> tuple[Response, int]:
     body = json_object("userBadRequest")
     if not get_services().settings.jwt_hs256_secret:
         raise DatafariError("loginNotEnabled", "Local sign-in needs security.jwt.hs256.secret.")
-    user = store_call(_users().verify, body.get("username"), body.get("password"))
+    username, address = body.get("username"), request.remote_addr
+    throttle = store_call(get_services().conversations.sign_ins)
+    name = username if isinstance(username, str) else ""
+    wait = store_call(throttle.wait, name, address)
+    if wait:
+        raise DatafariError("loginThrottled", f"Try again in {wait} s.", headers={"Retry-After": str(wait)})
+    user = store_call(_users().verify, username, body.get("password"))
     if user is None:
+        store_call(throttle.failed, name, address)
         raise DatafariError("loginFailed")
+    store_call(throttle.succeeded, name)
     token, ttl = token_for(user)
     return _ok({"token": token, "token_type": "Bearer", "expires_in": ttl, "user": user.as_dict()})
 

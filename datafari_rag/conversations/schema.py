@@ -96,6 +96,17 @@ class AppUser(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
+class SignInFailure(Base):
+    """One refused sign-in, kept for the throttle's window under two keys: the username tried
+    (``user:<name>``) and the address it came from (``addr:<ip>``)."""
+
+    __tablename__ = "sign_in_failure"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    key: Mapped[str] = mapped_column(String(300), index=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 class SettingOverride(Base):
     """A rag.properties key an administrator changed at run time (the admin page): it wins over the
     file and the environment until it is reset."""

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from ..indexing.jobs import JobStore
     from ..workflows.store import WorkflowStore
     from .overrides import OverrideStore
+    from .sign_ins import SignInThrottle
     from .users import UserStore
 
 
@@ -332,6 +333,13 @@ class StoreHandle:
         from .users import UserStore
 
         return self._part(UserStore, self.settings.users_min_password)
+
+    def sign_ins(self) -> SignInThrottle:
+        """The sign-in throttle's counts, in the same database."""
+        from .sign_ins import SignInThrottle
+
+        s = self.settings
+        return self._part(SignInThrottle, s.sign_in_max_failures, s.sign_in_max_failures_per_address, s.sign_in_window)
 
     def overrides(self) -> OverrideStore:
         """The settings administrators changed at run time, in the same database."""

@@ -4,6 +4,7 @@ identity, administrators alone manage accounts, and nothing ever shows a passwor
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -188,3 +189,46 @@ def test_a_token_dies_with_its_password_its_role_and_its_account(client: FlaskCl
     finally:
         assert client.delete(f"{API}/users/tess", headers=root).status_code in (200, 204)
     assert client.get(f"{API}/search/select", query_string={"q": "x"}, headers=third).status_code == 401
+
+
+def test_sign_in_is_throttled_per_username_the_right_password_too(users_settings: Settings) -> None:
+    """Past users.signIn.maxFailures refused sign-ins of one name, every sign-in of it waits
+    (429, Retry-After) whatever the address — the right password too — until the window has
+    passed; other names are not held; a success then clears the count."""
+    client = create_app(users_settings.replace(sign_in_max_failures=3, sign_in_window=4)).test_client()
+    root = bearer(client, "root")
+    assert client.post(f"{API}/users", json={"username": "tara", "password": PASSWORD}, headers=root).status_code == 201
+    try:
+        for i in range(3):
+            address = {"REMOTE_ADDR": f"10.9.0.{i}"}  # spread over addresses: the name is still counted
+            wrong = client.post(
+                f"{API}/auth/login", json={"username": "tara", "password": "x" * 12}, environ_base=address
+            )
+            assert wrong.status_code == 401
+        held = client.post(f"{API}/auth/login", json={"username": "TARA", "password": PASSWORD})
+        body = held.get_json()
+        assert held.status_code == 429 and body["content"]["error"]["label"] == "loginThrottled", body
+        assert 1 <= int(held.headers["Retry-After"]) <= 4 and "token" not in str(body)
+        assert login(client, "bea", PASSWORD)[0] == 200  # another name signs in meanwhile
+        time.sleep(int(held.headers["Retry-After"]) + 0.2)
+        assert login(client, "tara", PASSWORD)[0] == 200
+        # the success cleared tara's count: one more failure does not hold the name
+        assert login(client, "tara", "y" * 12)[0] == 401 and login(client, "tara", PASSWORD)[0] == 200
+    finally:
+        client.delete(f"{API}/users/tara", headers=root)
+
+
+def test_sign_in_is_throttled_per_address_across_usernames(users_settings: Settings) -> None:
+    """One address trying many names is held after users.signIn.maxFailuresPerAddress failures,
+    for every name (the right password too); another address is not."""
+    client = create_app(users_settings.replace(sign_in_max_failures_per_address=4)).test_client()
+    spray = {"REMOTE_ADDR": "10.8.0.1"}
+    for name in ("amy", "ben", "cal", "dot"):
+        response = client.post(f"{API}/auth/login", json={"username": name, "password": "z" * 12}, environ_base=spray)
+        assert response.status_code == 401
+    held = client.post(f"{API}/auth/login", json={"username": "bea", "password": PASSWORD}, environ_base=spray)
+    assert held.status_code == 429 and int(held.headers["Retry-After"]) > 0
+    other = client.post(
+        f"{API}/auth/login", json={"username": "bea", "password": PASSWORD}, environ_base={"REMOTE_ADDR": "10.8.0.2"}
+    )
+    assert other.status_code == 200
