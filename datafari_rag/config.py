@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import javaproperties
 
@@ -175,6 +176,14 @@ class Settings:
     )
     server_host: str = _key(SERVER, "server.host", "127.0.0.1", "Where the sidecar listens.")
     server_port: int = _key(SERVER, "server.port", 8080, "The sidecar's port.")
+    allowed_origins: str = _key(
+        SERVER,
+        "server.allowedOrigins",
+        "",
+        "Origins (scheme://host[:port], comma-separated) whose pages may send POST, PUT, PATCH and "
+        "DELETE besides this service's own (its Host or X-Forwarded-Host): the search UI's site "
+        "when it is served from another address. Other sites' pages are refused (403).",
+    )
     stream_debug: bool = _key(
         SERVER,
         "stream.debug",
@@ -861,6 +870,11 @@ class Settings:
         return _base_filter(self.retrieval_filters)
 
     @property
+    def origins(self) -> list[str]:
+        """``server.allowedOrigins`` as a list."""
+        return [o.strip() for o in self.allowed_origins.split(",") if o.strip()]
+
+    @property
     def self_query_fields(self) -> list[str]:
         return [f.strip() for f in self.query_self_query_fields.split(",") if f.strip()]
 
@@ -1019,6 +1033,10 @@ def checked(settings: Settings) -> Settings:
         raise ConfigError(f"solr.url: {settings.solr_url!r} must be an http(s) URL")
     if len(settings.prompt_instructions) > MAX_INSTRUCTIONS:
         raise ConfigError(f"prompt.instructions: at most {MAX_INSTRUCTIONS} characters")
+    for origin in settings.origins:
+        parts = urlsplit(origin)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/"):
+            raise ConfigError(f"server.allowedOrigins: {origin!r} is not an origin (scheme://host[:port])")
     settings.base_filter  # noqa: B018 - parsed here so that a bad one stops the start
     if settings.vector_chunker != "recursive" and settings.vector_chunk_unit != "characters":
         raise ConfigError(f"vector.chunker={settings.vector_chunker} needs vector.chunksize.unit=characters")

@@ -35,7 +35,13 @@ def test_an_explicit_embeddings_endpoint_wins_over_the_agent(tmp_path: Path) -> 
 
 @pytest.mark.parametrize(
     ("line", "key"),
-    [("agent.port=eighty", "agent.port"), ("solr.timeout=-1", "solr.timeout"), ("solr.url=ftp://x", "solr.url")],
+    [
+        ("agent.port=eighty", "agent.port"),
+        ("solr.timeout=-1", "solr.timeout"),
+        ("solr.url=ftp://x", "solr.url"),
+        ("server.allowedOrigins=https://ui.example,ui.example", "server.allowedOrigins"),
+        ("server.allowedOrigins=https://ui.example/search", "server.allowedOrigins"),
+    ],
 )
 def test_a_bad_value_names_its_key(tmp_path: Path, line: str, key: str) -> None:
     props = tmp_path / "rag.properties"

@@ -17,6 +17,7 @@ from ..security import UserAccess, resolve_access
 from ..security.authority import tokens_for
 from ..services import Services
 from .context import get_services
+from .origin import cross_site
 
 bp = Blueprint("auth", __name__)
 
@@ -32,6 +33,9 @@ API_KEY_HEADER = "X-API-Key"
 
 @bp.before_app_request
 def load_access() -> None:
+    refusal = cross_site(request.method, request.headers, get_services().settings.origins)
+    if refusal is not None:  # first: a page of another site gets nothing run, sign-in included
+        raise refusal
     if request.endpoint is None or request.endpoint in PUBLIC:  # no route (404/405) or a public one
         return
     settings = get_services().settings

@@ -36,6 +36,7 @@ from ..security import UserAccess, resolve_access
 from ..services import Services
 from .auth import API_KEY_HEADER, api_key_refused, still_signed_in
 from .errors import challenge
+from .origin import cross_site
 
 PATH = "/mcp"
 MAX_ROWS = 50
@@ -144,6 +145,9 @@ class McpEndpoint:
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         headers = EnvironHeaders(environ)
         try:
+            refusal = cross_site(environ.get("REQUEST_METHOD", "GET"), headers, self.services.settings.origins)
+            if refusal is not None:  # MCP's own rule too: a browser page of another site is refused
+                raise refusal
             if headers.get(API_KEY_HEADER) is not None:
                 raise api_key_refused()
             resolve_access(headers, environ.get("REMOTE_ADDR"), self.services.settings, still_signed_in(self.services))

@@ -2,7 +2,7 @@
 build's files under ``/datafariui/`` (its ``PUBLIC_URL``; any other path of the single-page app
 gets ``index.html``) and every ``/Datafari/…`` request forwarded to the sidecar. ``user`` stands
 for the single sign-on in front of Datafari: the origin names that user to the sidecar in the
-trusted header, as a reverse proxy does."""
+trusted header, as a reverse proxy does, and names the site it serves in ``X-Forwarded-Host``."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ def ui_origin(build: Path, sidecar: str, user: str | None = None, header: str = 
     @app.route("/Datafari/<path:rest>", methods=["GET", "POST", "PUT", "DELETE"])
     def forward(rest: str) -> Response:
         headers = {k: v for k, v in request.headers.items() if k.lower() not in SKIPPED and k.lower() != header.lower()}
+        headers["X-Forwarded-Host"] = request.host  # as Apache's mod_proxy does: the page's own site
         if user:
             headers[header] = user
         query = request.query_string.decode("latin-1")

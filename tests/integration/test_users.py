@@ -232,3 +232,40 @@ def test_sign_in_is_throttled_per_address_across_usernames(users_settings: Setti
         f"{API}/auth/login", json={"username": "bea", "password": PASSWORD}, environ_base={"REMOTE_ADDR": "10.8.0.2"}
     )
     assert other.status_code == 200
+
+
+def test_a_page_of_another_site_cannot_change_anything_as_the_visitor(users_settings: Settings) -> None:
+    """Behind a proxy that names its signed-in visitor in the trusted header, a page elsewhere
+    posting to the API would act as that visitor: a state-changing request whose Origin is not
+    this service's (nor of server.allowedOrigins) is refused (403) before it runs — sign-in and
+    /mcp included — and nothing is changed; reads and clients without Origin are not concerned."""
+    evil, ui = "https://evil.example", "https://search.example"
+    client = create_app(users_settings.replace(allowed_origins=ui)).test_client()
+    bea = {"X-Remote-User": "bea"}
+
+    def mine() -> list[str]:
+        return [c["id"] for c in client.get(f"{API}/conversations", headers=bea).get_json()["content"]["conversations"]]
+
+    before = mine()
+    for path, body in (
+        (f"{API}/conversations", {"title": "forged"}),
+        (f"{API}/auth/login", {"username": "bea", "password": PASSWORD}),
+    ):
+        refused = client.post(path, json=body, headers={**bea, "Origin": evil})
+        assert refused.status_code == 403 and refused.get_json()["content"]["error"]["label"] == "accessForbidden"
+        assert "server.allowedOrigins" in refused.get_json()["content"]["error"]["reason"]
+    mcp = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    accept = {"Accept": "application/json, text/event-stream"}
+    assert client.post("/mcp", json=mcp, headers={**bea, **accept, "Origin": evil}).status_code == 403
+    assert mine() == before
+    assert client.get(f"{API}/conversations", headers={**bea, "Origin": evil}).status_code == 200  # a read
+    made = []
+    for origin in (None, "http://localhost", ui):  # no browser, the service's own page, the allowed UI
+        headers = {**bea, **({"Origin": origin} if origin else {})}
+        created = client.post(f"{API}/conversations", json={"title": "mine"}, headers=headers)
+        assert created.status_code == 201, (origin, created.get_json())
+        made.append(created.get_json()["content"]["conversation"]["id"])
+    assert client.post("/mcp", json=mcp, headers={**bea, **accept, "Origin": ui}).status_code == 200
+    assert sorted(mine()) == sorted(before + made)
+    for conversation in made:
+        client.delete(f"{API}/conversations/{conversation}", headers=bea)
