@@ -17,6 +17,7 @@ from .api.mcp import McpEndpoint, with_mcp
 from .api.openapi import bp as openapi_bp
 from .api.rag import bp as rag_bp
 from .api.request_id import bp as request_id_bp
+from .api.resource_metadata import bp as resource_metadata_bp
 from .api.search import bp as search_bp
 from .api.stream import bp as stream_bp
 from .api.ui import bp as ui_bp
@@ -43,6 +44,7 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     app.register_blueprint(auth_bp)
     app.register_blueprint(health_bp)
     app.register_blueprint(openapi_bp)
+    app.register_blueprint(resource_metadata_bp)
     app.register_blueprint(ui_bp)
     prefix = settings.api_prefix.rstrip("/")
     app.register_blueprint(rag_bp, url_prefix=prefix)

@@ -23,7 +23,16 @@ bp = Blueprint("auth", __name__)
 
 # they serve no document and need no identity (sign-in is how one gets an identity; the UI's
 # files are the page that signs in)
-PUBLIC = frozenset({"health.health", "openapi.openapi", "users.login", "ui.index", "ui.static"})
+PUBLIC = frozenset(
+    {
+        "health.health",
+        "openapi.openapi",
+        "users.login",
+        "ui.index",
+        "ui.static",
+        "resource_metadata.protected_resource",
+    }
+)
 
 
 # a workflow's API key (``X-API-Key``) is accepted here only: it acts as the user it was made for

@@ -66,9 +66,13 @@ def error_response(exc: DatafariError) -> Response:
     return response
 
 
-def challenge(status: int) -> list[tuple[str, str]]:
-    """RFC 9110/6750: a 401 names the scheme that would be accepted."""
-    return [("WWW-Authenticate", f'Bearer realm="{REALM}"')] if status == 401 else []
+def challenge(status: int, resource_metadata: str | None = None) -> list[tuple[str, str]]:
+    """RFC 9110/6750: a 401 names the scheme that would be accepted; RFC 9728 §5.1: and where the
+    protected resource's metadata is, when it has some (``/mcp``)."""
+    if status != 401:
+        return []
+    where = f', resource_metadata="{resource_metadata}"' if resource_metadata else ""
+    return [("WWW-Authenticate", f'Bearer realm="{REALM}"{where}')]
 
 
 def register(app: Flask) -> None:

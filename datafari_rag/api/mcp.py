@@ -25,6 +25,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from werkzeug.datastructures import EnvironHeaders
 from werkzeug.http import HTTP_STATUS_CODES
+from werkzeug.wsgi import get_current_url
 
 from ..errors import DatafariError
 from ..rag.pipeline import RagRequest
@@ -37,6 +38,7 @@ from ..services import Services
 from .auth import API_KEY_HEADER, api_key_refused, still_signed_in
 from .errors import challenge
 from .origin import cross_site
+from .resource_metadata import metadata_url
 
 PATH = "/mcp"
 MAX_ROWS = 50
@@ -155,7 +157,10 @@ class McpEndpoint:
             status = exc.http_status(True)
             start_response(
                 f"{status} {HTTP_STATUS_CODES.get(status, 'Error')}",
-                [("Content-Type", "application/json"), *challenge(status)],
+                [
+                    ("Content-Type", "application/json"),
+                    *challenge(status, metadata_url(get_current_url(environ, root_only=True))),
+                ],
             )
             return [json.dumps(exc.body()).encode()]
         return self._bridge()(environ, start_response)

@@ -584,6 +584,16 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
                     },
                 }
             },
+            **{
+                path: {
+                    "get": {
+                        "summary": "OAuth protected-resource metadata of /mcp (RFC 9728): its authorization server",
+                        "security": [],
+                        "responses": {"200": _json({"type": "object", "required": ["resource"]}, "the metadata")},
+                    }
+                }
+                for path in ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp")
+            },
             "/ui/": {
                 "get": {
                     "summary": "The web UI (docs/ui.md)",

@@ -13,7 +13,12 @@ from typing import Any
 import httpx2
 import pytest
 from mcp import Client
+from mcp.client.auth.utils import (
+    build_protected_resource_metadata_discovery_urls,
+    extract_resource_metadata_from_www_auth,
+)
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import ProtectedResourceMetadata
 
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
@@ -105,6 +110,28 @@ def test_an_identity_the_rest_api_refuses_is_refused_here(
         assert response.status_code == 401 and response.json()["content"]["error"]["label"] == "authenticationFailed"
         untrusted = httpx2.post(f"{url}/mcp", json={}, headers={"Authorization": "Bearer not-a-jwt"})
         assert untrusted.status_code == 401
+
+
+def test_a_401_points_an_oauth_client_at_the_protected_resource_metadata(world: tuple[str, Corpus, Settings]) -> None:
+    """RFC 9728: the 401 names the metadata document (WWW-Authenticate's resource_metadata, read
+    with the SDK's own client helpers), which says what the resource is, how tokens are sent and
+    which authorization server issues them (security.jwt.issuer)."""
+    _, _, served = world
+    issuer = "https://sso.example/realms/datafari"
+    with serve(create_app(served.replace(anonymous_allowed=False, jwt_issuer=issuer))) as url:
+        refused = httpx2.post(f"{url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert refused.status_code == 401
+        where = extract_resource_metadata_from_www_auth(refused)
+        assert where == f"{url}/.well-known/oauth-protected-resource/mcp"
+        assert build_protected_resource_metadata_discovery_urls(where, f"{url}/mcp")[0] == where
+        answer = httpx2.get(where)  # public: the client has no token yet
+        assert answer.status_code == 200 and answer.headers["Content-Type"].startswith("application/json")
+        document = ProtectedResourceMetadata.model_validate_json(answer.content)
+        assert str(document.resource) == f"{url}/mcp" and document.bearer_methods_supported == ["header"]
+        assert [str(a) for a in document.authorization_servers or []] == [issuer]
+    with serve(create_app(served.replace(anonymous_allowed=False, jwt_issuer=""))) as url:
+        bare = httpx2.get(f"{url}/.well-known/oauth-protected-resource").json()
+        assert bare["resource"] == f"{url}/mcp" and "authorization_servers" not in bare
 
 
 def test_random_users_get_only_what_they_may_read(world: tuple[str, Corpus, Settings], fake_llm: FakeLlm) -> None:
