@@ -695,6 +695,19 @@ class Settings:
         minimum=60,
         maximum=7 * 24 * 3600,
     )
+    secrets_key: str = _key(
+        SECURITY,
+        "security.secretsKey",
+        "",
+        "The key(s) sealing secrets kept in the relational store (Fernet keys, comma-separated: the "
+        "first seals, any opens); empty: the key in security.secretsKeyFile.",
+    )
+    secrets_key_file: str = _key(
+        SECURITY,
+        "security.secretsKeyFile",
+        "",
+        "Where the generated sealing key is kept (mode 0600); empty: var/secrets/store.key.",
+    )
     sign_in_max_failures: int = _key(
         SECURITY,
         "users.signIn.maxFailures",
@@ -936,6 +949,14 @@ def _convert(f: dataclasses.Field[Any], raw: str, kind: type) -> Any:
     if kind in (int, float) and maximum is not None and value > maximum:
         raise ConfigError(f"{key}: {raw!r} must be at most {maximum:g}")
     return value
+
+
+SECRET_ENDINGS = (".token", ".password", ".secret", ".key")
+
+
+def secret_key(key: str) -> bool:
+    """Whether ``key`` holds a secret: never shown back, kept sealed in the relational store."""
+    return key.endswith(SECRET_ENDINGS)
 
 
 def env_name(key: str) -> str:

@@ -41,17 +41,12 @@ from .workflows.store import StoredWorkflow
 log = logging.getLogger(__name__)
 
 AT_START = frozenset({SOLR, EMBED, AGENT, SERVER, SECURITY, LOCAL, CONVERSATIONS, INDEX})
-SECRET_ENDINGS = (".token", ".password", ".secret", ".key")
 MAX_WORKFLOW_PIPELINES = 32
 
 
 def live_key(key: str) -> bool:
     """Whether ``key`` may change at run time (its section is not read at start only)."""
     return key in KEYS and KEYS[key].metadata["section"] not in AT_START
-
-
-def secret_key(key: str) -> bool:
-    return key.endswith(SECRET_ENDINGS)
 
 
 def with_overrides(base: Settings, values: dict[str, str]) -> Settings:

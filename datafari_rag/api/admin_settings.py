@@ -15,9 +15,9 @@ from typing import Any
 
 from flask import Blueprint, Response
 
-from ..config import KEYS, ConfigError, Settings
+from ..config import KEYS, ConfigError, Settings, secret_key
 from ..errors import DatafariError
-from ..live import live_key, secret_key, with_overrides
+from ..live import live_key, with_overrides
 from ..retrieval.rerank import build_reranker
 from .body import json_object
 from .context import get_services, live

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from sqlalchemy import Engine, func, select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
@@ -28,6 +28,7 @@ from .schema import STATUSES, Block, Conversation, UsageStat
 
 TITLE_MAX = 200
 P = TypeVar("P")
+S = TypeVar("S", bound="SealsClear")
 # SQLite has no row locks: two turns of one conversation written at once may pick the same place,
 # the later one is refused by the unique (conversation, position) and tries the next place.
 _APPEND_TRIES = 10
@@ -35,10 +36,15 @@ _APPEND_TRIES = 10
 
 if TYPE_CHECKING:
     from ..indexing.jobs import JobStore
+    from ..security.sealed import Sealer
     from ..workflows.store import WorkflowStore
     from .overrides import OverrideStore
     from .sign_ins import SignInThrottle
     from .users import UserStore
+
+
+class SealsClear(Protocol):
+    def seal_clear(self) -> int: ...
 
 
 @contextmanager
@@ -328,6 +334,22 @@ class StoreHandle:
             self._parts[kind] = kind(self.get().engine, *args)
         return self._parts[kind]
 
+    def _sealer(self) -> Sealer:
+        """What seals the secrets this database keeps (security.secretsKey)."""
+        from ..security.sealed import Sealer
+
+        if Sealer not in self._parts:
+            self._parts[Sealer] = Sealer.of(self.settings)
+        return self._parts[Sealer]
+
+    def _sealed(self, part: S) -> S:
+        """``part``, whose secrets saved in clear before sealing existed are sealed once."""
+        key = ("sealed", type(part))
+        if key not in self._parts:
+            part.seal_clear()
+            self._parts[key] = True
+        return part
+
     def users(self) -> UserStore:
         """The local users, in the same database."""
         from .users import UserStore
@@ -345,13 +367,13 @@ class StoreHandle:
         """The settings administrators changed at run time, in the same database."""
         from .overrides import OverrideStore
 
-        return self._part(OverrideStore)
+        return self._sealed(self._part(OverrideStore, self._sealer()))
 
     def workflows(self) -> WorkflowStore:
         """The workflows and their API keys, in the same database."""
         from ..workflows.store import WorkflowStore
 
-        return self._part(WorkflowStore)
+        return self._sealed(self._part(WorkflowStore, self._sealer()))
 
     def jobs(self) -> JobStore:
         """The indexing jobs' progress, in the same database."""

@@ -12,7 +12,7 @@ import hashlib
 import hmac
 import secrets
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,7 +30,8 @@ from ..conversations.schema import (
     WorkflowFilter,
 )
 from ..conversations.store import transaction
-from .spec import ChunkerSpec, WorkflowError, WorkflowSpec
+from ..security.sealed import Sealer
+from .spec import SECRET_OPTIONS, ChunkerSpec, WorkflowError, WorkflowSpec
 
 KEY_PREFIX = "dfr_"
 MAX_KEYS = 50  # per workflow, revoked ones included
@@ -61,7 +62,12 @@ class StoredWorkflow:
         return self.id, self.updated_at
 
 
-def _spec(row: Workflow) -> WorkflowSpec:
+def _secrets(options: dict[str, Any], change: Callable[[str], str]) -> dict[str, Any]:
+    """``options`` with each secret sealed or opened by ``change``."""
+    return {k: change(v) if k in SECRET_OPTIONS and isinstance(v, str) else v for k, v in options.items()}
+
+
+def _spec(row: Workflow, sealer: Sealer) -> WorkflowSpec:
     filters: dict[str, tuple[str, ...]] = {}
     for f in row.filters:
         filters[f.field] = (*filters.get(f.field, ()), f.value)
@@ -76,17 +82,17 @@ def _spec(row: Workflow) -> WorkflowSpec:
         chunker=ChunkerSpec(c.kind, c.max_chunk_size, c.overlap, c.evaluator, c.threshold),
         enhancers=tuple((e.kind, dict(e.options)) for e in row.enhancers),
         filters=filters,
-        ranker=(row.ranker.kind, row.ranker.top_n, dict(row.ranker.options)) if row.ranker else None,
+        ranker=(row.ranker.kind, row.ranker.top_n, _secrets(row.ranker.options, sealer.open)) if row.ranker else None,
         collection=row.collection,
         default=row.is_default,
     )
 
 
-def _stored(row: Workflow) -> StoredWorkflow:
-    return StoredWorkflow(row.id, _spec(row), _utc(row.created_at) or "", _utc(row.updated_at) or "")
+def _stored(row: Workflow, sealer: Sealer) -> StoredWorkflow:
+    return StoredWorkflow(row.id, _spec(row, sealer), _utc(row.created_at) or "", _utc(row.updated_at) or "")
 
 
-def _fill(row: Workflow, spec: WorkflowSpec) -> None:
+def _fill(row: Workflow, spec: WorkflowSpec, sealer: Sealer) -> None:
     """The row and its children as ``spec`` says (children replaced whole)."""
     row.name, row.description, row.retrieval, row.strategy = spec.name, spec.description, spec.retrieval, spec.strategy
     row.parent_child, row.instructions, row.is_default = spec.parent_child, spec.instructions, spec.default
@@ -97,12 +103,26 @@ def _fill(row: Workflow, spec: WorkflowSpec) -> None:
     )
     row.enhancers = [QueryEnhancer(position=i, kind=k, options=o) for i, (k, o) in enumerate(spec.enhancers)]
     row.filters = [WorkflowFilter(field=f, value=v) for f, values in spec.filters.items() for v in values]
-    row.ranker = Ranker(kind=spec.ranker[0], top_n=spec.ranker[1], options=spec.ranker[2]) if spec.ranker else None
+    if spec.ranker is None:
+        row.ranker = None
+    else:
+        kind, top_n, options = spec.ranker
+        row.ranker = Ranker(kind=kind, top_n=top_n, options=_secrets(options, sealer.seal))
 
 
 class WorkflowStore:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, sealer: Sealer) -> None:
         self.sessions = sessionmaker(engine, expire_on_commit=False)
+        self.sealer = sealer
+
+    def seal_clear(self) -> int:
+        """Seals the reranker keys saved before sealing existed; how many rankers had one."""
+        with self._session() as session:
+            rankers = list(session.scalars(select(Ranker)))
+            clear = [r for r in rankers if _secrets(r.options, self.sealer.seal) != r.options]
+            for ranker in clear:
+                ranker.options = _secrets(ranker.options, self.sealer.seal)
+        return len(clear)
 
     @contextmanager
     def _session(self) -> Iterator[Session]:
@@ -143,11 +163,11 @@ class WorkflowStore:
         with self._session() as session:
             self._taken(session, spec.name)
             row = Workflow(id=str(uuid.uuid4()), created_at=now, updated_at=now)
-            _fill(row, spec)
+            _fill(row, spec, self.sealer)
             self._only_default(session, spec, row.id)
             session.add(row)
             session.flush()
-            return _stored(row)
+            return _stored(row, self.sealer)
 
     def replace(self, workflow_id: str, spec: WorkflowSpec) -> StoredWorkflow:
         with self._session() as session:
@@ -156,11 +176,11 @@ class WorkflowStore:
             # the old children go first: their unique constraints would refuse the new ones
             row.chunker, row.enhancers, row.filters, row.ranker = None, [], [], None  # type: ignore[assignment]
             session.flush()
-            _fill(row, spec)
+            _fill(row, spec, self.sealer)
             self._only_default(session, spec, workflow_id)
             row.updated_at = datetime.now(UTC)
             session.flush()
-            return _stored(row)
+            return _stored(row, self.sealer)
 
     def delete(self, workflow_id: str) -> None:
         with self._session() as session:
@@ -168,11 +188,11 @@ class WorkflowStore:
 
     def get(self, workflow_id: str) -> StoredWorkflow:
         with self._session() as session:
-            return _stored(self._row(session, workflow_id))
+            return _stored(self._row(session, workflow_id), self.sealer)
 
     def list(self) -> list[StoredWorkflow]:
         with self._session() as session:
-            return [_stored(r) for r in session.scalars(self._loaded().order_by(Workflow.name))]
+            return [_stored(r, self.sealer) for r in session.scalars(self._loaded().order_by(Workflow.name))]
 
     def default_version(self) -> tuple[str, str] | None:
         """The default workflow's :attr:`StoredWorkflow.version`, read without its stages (what
@@ -185,7 +205,7 @@ class WorkflowStore:
     def default(self) -> StoredWorkflow | None:
         with self._session() as session:
             row = session.scalars(self._loaded().where(Workflow.is_default.is_(True))).first()
-            return _stored(row) if row else None
+            return _stored(row, self.sealer) if row else None
 
     # --- API keys -----------------------------------------------------------------------------
 
