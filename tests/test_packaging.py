@@ -117,6 +117,8 @@ def test_compose_starts_solr_secured_before_any_node_answers(tmp_path: Path) -> 
     password_file = account["environment"]["DATAFARI_RAG_SOLR_PASSWORDFILE"]
     assert load_settings(Path("/nonexistent"), env=_service_env(compose, "sidecar")).solr_password_file == password_file
     assert "secrets:/secrets:ro" in services["sidecar"]["volumes"] and "secrets:/secrets" in account["volumes"]
+    # the sidecar's var/ (its store, and the key sealing the store's secrets) outlives the container
+    assert "sidecar-var:/app/var" in services["sidecar"]["volumes"] and "sidecar-var" in compose["volumes"]
     assert "FROM solr:9.10.1" in (DOCKER / "solr.Dockerfile").read_text().splitlines()
 
     # the service-account command itself, with its volume in a temporary folder
