@@ -17,6 +17,7 @@ from flask import Blueprint, Response, request
 
 from ..conversations import ConversationLimit, ConversationNotFound, ConversationStore, StoreUnavailable
 from ..conversations.recorder import TurnRecorder
+from ..conversations.store import PastTurn, as_messages
 from ..conversations.usage import counted
 from ..conversations.users import UserError
 from ..errors import DatafariError
@@ -128,22 +129,46 @@ def usage() -> tuple[Response, int]:
     return _ok({"usage": rows, "totals": totals})
 
 
-def _still_readable(conversation: dict[str, Any]) -> dict[str, Any]:
-    """The conversation with each stored source kept only if the user may read it now (one
-    secured search for all of them); a source that became unreadable is left out entirely."""
-    ids = sorted({s["id"] for block in conversation["blocks"] for s in block["sources"] if s.get("id")})
+WITHHELD = "A document this answer came from is no longer readable by you: the answer is withheld."
+
+
+def _readable(ids: set[str]) -> set[str]:
+    """Which of these documents the current user may read now (secured searches, 500 ids each);
+    fails closed: when permissions cannot be checked, the request fails."""
     readable: set[str] = set()
+    wanted = sorted(ids)
     services = get_services()
-    for start in range(0, len(ids), 500):
-        batch = ids[start : start + 500]
+    for start in range(0, len(wanted), 500):
+        batch = wanted[start : start + 500]
         params = [("q", "*:*"), ("fl", "id"), ("rows", len(batch)), *SourceFilter({"id": tuple(batch)}).main_params()]
         try:
             found = services.main.search("select", params, current_access())
-        except Exception as exc:  # fail closed: no source is shown when permissions cannot be checked
+        except Exception as exc:
             raise DatafariError("ragTechnicalError", "The sources' permissions could not be checked.") from exc
         readable |= {doc["id"] for doc in found["response"]["docs"]}
-    blocks = [{**b, "sources": [s for s in b["sources"] if s.get("id") in readable]} for b in conversation["blocks"]]
+    return readable
+
+
+def _still_readable(conversation: dict[str, Any]) -> dict[str, Any]:
+    """The conversation as the user may see it now: each stored source kept only if they may read
+    it; a turn answered from a document they can no longer read (any of those in its prompt)
+    shows its question, but neither its answer nor that source, and says why (``withheld``)."""
+    ids = {s["id"] for block in conversation["blocks"] for s in block["sources"] if s.get("id")}
+    readable = _readable(ids)
+    blocks = []
+    for block in conversation["blocks"]:
+        sources = [s for s in block["sources"] if s.get("id") in readable]
+        if len(sources) < len([s for s in block["sources"] if s.get("id")]):
+            block = {**block, "answer": "", "withheld": True, "withheld_reason": WITHHELD}
+        blocks.append({**block, "sources": sources})
     return {**conversation, "blocks": blocks}
+
+
+def readable_history(turns: list[PastTurn], size: int) -> list[dict[str, str]]:
+    """The history messages of the turns whose documents the user may all still read: a turn
+    answered from a document they lost is not sent to the LLM again."""
+    readable = _readable({i for turn in turns for i in turn.source_ids})
+    return as_messages([t for t in turns if set(t.source_ids) <= readable], size)
 
 
 def conversation_id(body: dict[str, Any], label: str) -> str | None:
@@ -184,7 +209,8 @@ def _bind_turn(rag: RagRequest, cid: str, technical_label: str) -> tuple[RagRequ
     # a store that cannot be reached refuses the answer rather than give one that is not kept
     down = DatafariError(technical_label, "The conversation store cannot be reached.")
     store = store_call(services.conversations.get, unavailable=down)
-    history = store_call(store.prepare_turn, owner, cid, services.settings.chat_history_size, unavailable=down)
+    size = services.settings.chat_history_size
+    past = store_call(store.prepare_turn, owner, cid, size, unavailable=down)
     question = rag.question or rag.query
     recorder = TurnRecorder(store, owner, cid, question, search_type=rag.mode, technical_label=technical_label)
-    return (rag if rag.history else replace(rag, history=history)), recorder
+    return (rag if rag.history else replace(rag, history=readable_history(past, size))), recorder

@@ -92,6 +92,24 @@ class Turn:
     latency_ms: int | None = None
 
 
+@dataclass(frozen=True)
+class PastTurn:
+    """An answered turn as history: what was asked, answered, and from which documents (the
+    reader must still be allowed to read all of them for it to be sent again)."""
+
+    question: str
+    answer: str
+    source_ids: tuple[str, ...]
+
+
+def as_messages(turns: list[PastTurn], size: int) -> list[dict[str, str]]:
+    """The last ``size`` chat messages of these turns."""
+    messages: list[dict[str, str]] = []
+    for turn in turns:
+        messages += [{"role": "user", "content": turn.question}, {"role": "assistant", "content": turn.answer}]
+    return messages[-size:] if size > 0 else []
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -214,32 +232,33 @@ class ConversationStore:
         """The last ``size`` messages of the conversation's answered turns (failed turns skipped)."""
         with self._session() as session:
             self._owned(session, username, conversation_id)
-            return self._history(session, conversation_id, size)
+            return as_messages(self._past(session, conversation_id, size), size)
 
     @staticmethod
-    def _history(session: Session, conversation_id: str, size: int) -> list[dict[str, str]]:
+    def _past(session: Session, conversation_id: str, size: int) -> list[PastTurn]:
+        """The answered turns the last ``size`` history messages come from, oldest first."""
         query = (
-            select(Block.question, Block.answer)
+            select(Block.question, Block.answer, Block.sources)
             .where(Block.conversation_id == conversation_id, Block.status == "done")
             .order_by(Block.position.desc())
             .limit(max(size, 0) // 2 + 1)
         )
-        messages: list[dict[str, str]] = []
-        for question, answer in reversed(session.execute(query).all()):
-            messages += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
-        return messages[-size:] if size > 0 else []
+        return [
+            PastTurn(question, answer, tuple(str(s["id"]) for s in sources if s.get("id")))
+            for question, answer, sources in reversed(session.execute(query).all())
+        ]
 
-    def prepare_turn(self, username: str, conversation_id: str, size: int) -> list[dict[str, str]]:
+    def prepare_turn(self, username: str, conversation_id: str, size: int) -> list[PastTurn]:
         """Before a new turn is answered: the conversation is the user's and has room for one more
-        turn (else :class:`ConversationNotFound`, :class:`ConversationLimit`); its last ``size``
-        history messages."""
+        turn (else :class:`ConversationNotFound`, :class:`ConversationLimit`); the answered turns
+        its last ``size`` history messages come from (:func:`as_messages`)."""
         with self._session() as session:
             self._owned(session, username, conversation_id)
             count = select(func.count()).select_from(Block).where(Block.conversation_id == conversation_id)
             turns = session.scalar(count)
             if (turns or 0) >= self.max_turns:
                 raise ConversationLimit(f"at most {self.max_turns} questions per conversation")
-            return self._history(session, conversation_id, size)
+            return self._past(session, conversation_id, size)
 
     def append(self, username: str, conversation_id: str, turn: Turn) -> str:
         """Saves one turn at the end of the conversation; returns its block id."""

@@ -189,20 +189,39 @@ def test_a_failed_turn_is_kept_as_an_error_and_left_out_of_the_history(
     assert blocks[1]["error_label"] == "ragTechnicalError" and blocks[1]["question"] == "Who inspects the pump?"
 
 
-def test_reopening_shows_only_the_sources_the_user_may_still_read(
-    app_for: Callable[..., FlaskClient], indexed: tuple[Settings, Path], solr: SolrClient
+def test_a_turn_answered_from_a_document_the_user_lost_is_withheld_and_never_sent_again(
+    app_for: Callable[..., FlaskClient], indexed: tuple[Settings, Path], solr: SolrClient, fake_llm: FakeLlm
 ) -> None:
+    """After an ACL is tightened, reopening shows only the sources the user may still read, and a
+    turn answered from a lost document shows its question but neither its answer nor that source
+    (``withheld``, with the reason); the next question's history leaves that turn out, while a
+    turn answered from documents still readable stays, in the page and in the history."""
     client = app_for()
     cid = start(client, "hana")
+    fake_llm.reset(lambda p: "Managers get 30 days." if "managers" in p.split("Question:")[-1] else "On Mondays.")
+    ask(client, "hana", cid, "When is the cooling pump inspected?")
     ask(client, "hana", cid, "How many days of paid annual leave for managers?")
-    [block] = read(client, "hana", cid)[1]["content"]["conversation"]["blocks"]
-    assert HR_DOC in {s["id"] for s in block["sources"]}
+    pump, managers = read(client, "hana", cid)[1]["content"]["conversation"]["blocks"]
+    assert HR_DOC in {s["id"] for s in managers["sources"]} and HR_DOC not in {s["id"] for s in pump["sources"]}
+    assert managers["answer"] == "Managers get 30 days." and "withheld" not in managers
     settings, folder = indexed
     index(solr, settings, folder, {HR_DOC: ["team-finance"]})  # hana may no longer read it
     try:
-        [block] = read(client, "hana", cid)[1]["content"]["conversation"]["blocks"]
-        assert HR_DOC not in {s["id"] for s in block["sources"]} and block["sources"]
-        assert "Leave for managers" not in json.dumps(block["sources"])
+        pump, managers = read(client, "hana", cid)[1]["content"]["conversation"]["blocks"]
+        assert HR_DOC not in {s["id"] for s in managers["sources"]}
+        assert "Leave for managers" not in json.dumps(managers) and "30 days" not in json.dumps(managers)
+        assert (
+            managers["answer"] == ""
+            and managers["withheld"] is True
+            and "no longer readable" in managers["withheld_reason"]
+        )
+        assert managers["question"] == "How many days of paid annual leave for managers?"  # hana's own words
+        assert pump["answer"] == "On Mondays." and "withheld" not in pump
+        ask(client, "hana", cid, "And who does it?")
+        history = fake_llm.messages()[-1]
+        sent = json.dumps(history)
+        assert "30 days" not in sent and "for managers" not in sent
+        assert [m["content"] for m in history[1:3]] == ["When is the cooling pump inspected?", "On Mondays."]
     finally:
         index(solr, settings, folder, {HR_DOC: ["team-hr"]})
 

@@ -98,7 +98,8 @@ export async function chatView(main, rest) {
     if (!current) return;
     const { conversation } = await api(`/conversations/${current}`);
     for (const block of conversation.blocks) {
-      turns.append(turnView(block.question, block.answer, block.sources || [], block.status === "error"));
+      const text = block.withheld ? block.withheld_reason : block.answer;  // a source the reader lost
+      turns.append(turnView(block.question, text, block.sources || [], block.status === "error"));
     }
   }
 
