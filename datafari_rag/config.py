@@ -184,6 +184,32 @@ class Settings:
         "DELETE besides this service's own (its Host or X-Forwarded-Host): the search UI's site "
         "when it is served from another address. Other sites' pages are refused (403).",
     )
+    health_interval: float = _key(
+        SERVER,
+        "health.interval",
+        5.0,
+        "Seconds between the background checks of Solr, the collections, the model store, the "
+        "agent and the relational store that /health and /health/ready report.",
+        minimum=0.1,
+        maximum=300,
+    )
+    health_timeout: float = _key(
+        SERVER,
+        "health.timeout",
+        3.0,
+        "Seconds one background check may take, every part together (a part not answered in time is DOWN).",
+        minimum=0.1,
+        maximum=60,
+    )
+    health_failures: int = _key(
+        SERVER,
+        "health.failures",
+        2,
+        "Consecutive failed background checks before /health/ready answers 503 (one slow answer "
+        "under load is not an outage); an open Solr circuit answers 503 at once.",
+        minimum=1,
+        maximum=100,
+    )
     stream_debug: bool = _key(
         SERVER,
         "stream.debug",

@@ -26,6 +26,7 @@ bp = Blueprint("auth", __name__)
 PUBLIC = frozenset(
     {
         "health.health",
+        "health.alive",
         "openapi.openapi",
         "users.login",
         "ui.index",

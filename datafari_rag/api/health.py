@@ -1,14 +1,27 @@
-"""``GET /health``: is every part the sidecar depends on there and working?
+"""``GET /health``, ``/health/ready`` and ``/health/live``: is the sidecar, and every part it
+depends on, there and working?
 
-It answers within a second, whatever state Solr or the agent is in: Solr's checks and the agent's
-run side by side, each Solr call gets only the time left, and an open circuit (Solr not
-answering) is reported at once. Its own timeouts never count toward opening the circuit: a
-check's short budget running out is not Solr failing every search.
+The dependencies are checked in the background, every ``health.interval`` seconds, by one thread
+per process (:class:`Monitor`), never by the request that asks: an answer is immediate whatever
+state Solr, the agent or the store are in, however many clients ask, and a check's budget
+(``health.timeout``) can be generous without holding anyone. Readiness changes to 503 only after
+``health.failures`` failed checks in a row (one slow answer under load is not an outage), except
+for an open Solr circuit — searches are failing now — which is reported at once. The checks
+never count toward opening the circuit (:meth:`SolrClient.probe`), and the store's check catches
+a deleted or replaced SQLite file.
+
+- ``/health/live``: the process answers (200), nothing else is looked at: restart it only if not.
+- ``/health/ready``: 200 when every part is UP, 503 otherwise, with the last check's report.
+- ``/health``: the same report and status as ready (the shape it always had).
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
+import weakref
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
@@ -23,21 +36,22 @@ from ..indexing.indexer import mode_conflict
 from ..services import Services
 from ..solr import SolrClient, SolrError, admin, model_store, user_properties
 from ..solr.collection import Collection
-from .context import get_services
+from .context import get_services, live
 
 bp = Blueprint("health", __name__)
+log = logging.getLogger(__name__)
 
 
 _pool = urllib3.PoolManager(retries=False)
 _checks = ThreadPoolExecutor(max_workers=4, thread_name_prefix="health")
-BUDGET = 0.8  # seconds for every check together (the answer itself takes a few ms more)
+FIRST_WAIT = 0.8  # seconds a request waits for a process's very first check before answering
 
 
 def _left(ends: float) -> float:
     """The time left for the next call; none left is a failure like a timeout."""
     left = ends - time.monotonic()
     if left <= 0.01:
-        raise SolrError(0, "no answer within the health check's second")
+        raise SolrError(0, "no answer within health.timeout")
     return left
 
 
@@ -119,10 +133,9 @@ def _all_up(report: dict[str, Any]) -> bool:
     return all(p.get("status") == "UP" for p in parts)
 
 
-@bp.get("/health")
-def health() -> Any:
-    services = get_services()
-    ends = time.monotonic() + BUDGET
+def check_all(services: Services, budget: float) -> dict[str, Any]:
+    """One check of every part, side by side, within ``budget`` seconds; ``status`` UP or DOWN."""
+    ends = time.monotonic() + budget
     agent = _checks.submit(_check_agent, services.settings.agent_url, ends)
     store = _checks.submit(_check_store, services)
     report = _check_solr(services, ends)
@@ -130,7 +143,98 @@ def health() -> Any:
     try:
         report["store"] = store.result(timeout=max(0.01, ends - time.monotonic()))
     except FutureTimeout:
-        report["store"] = {"status": "DOWN", "error": "no answer within the health check's second"}
+        report["store"] = {"status": "DOWN", "error": "no answer within health.timeout"}
     report["status"] = "UP" if _all_up(report) else "DOWN"
+    return report
+
+
+class Monitor:
+    """The process's background checks: one thread, started by the first request that asks,
+    ending when its application is gone (it holds the app's services only through a weak
+    reference)."""
+
+    def __init__(self, services: Callable[[], Services]) -> None:
+        self._services = services
+        self._report: dict[str, Any] | None = None
+        self._failed_in_a_row = 0
+        self._checked_at = 0.0
+        self._ready = False
+        self._changed = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        with self._changed:
+            if self._thread is None:
+                self._thread = threading.Thread(target=_watch, args=(weakref.ref(self),), name="health", daemon=True)
+                self._thread.start()
+
+    def check(self) -> float:
+        """Runs one check and publishes it; returns the seconds to wait before the next."""
+        services = self._services()
+        settings = services.settings
+        report = check_all(services, settings.health_timeout)
+        with self._changed:
+            self._failed_in_a_row = 0 if report["status"] == "UP" else self._failed_in_a_row + 1
+            if report["status"] == "UP":
+                self._ready = True
+            elif self._failed_in_a_row >= settings.health_failures or self._report is None:
+                self._ready = False
+            self._report, self._checked_at = report, time.monotonic()
+            self._changed.notify_all()
+        return settings.health_interval
+
+    def latest(self, services: Services) -> tuple[dict[str, Any], bool]:
+        """The last check's report (waiting briefly for a process's first) and whether the
+        service is ready; an open Solr circuit is reported at once."""
+        self.start()
+        with self._changed:
+            self._changed.wait_for(lambda: self._report is not None, timeout=FIRST_WAIT)
+            if self._report is None:
+                return {"status": "DOWN", "error": "starting: the first check has not ended yet"}, False
+            report = {**self._report, "checkedSecondsAgo": round(time.monotonic() - self._checked_at, 1)}
+            ready, failed = self._ready, self._failed_in_a_row
+        breaker = services.solr.breaker
+        if breaker is not None and breaker.is_open:
+            report["solr"] = {
+                "status": "DOWN",
+                "error": f"Solr at {services.solr.base_url} is not answering (circuit open)",
+            }
+            ready = False
+        report["status"] = "UP" if ready else "DOWN"
+        if failed:
+            report["failedChecksInARow"] = failed  # while ready: a blip, not yet an outage
+        return report, ready
+
+
+def _watch(monitor_ref: weakref.ref[Monitor]) -> None:
+    """The checking loop; ends once the monitor (its app) has been collected."""
+    while (monitor := monitor_ref()) is not None:
+        try:
+            pause = monitor.check()
+        except Exception:  # a check that breaks must not end the checking
+            log.exception("health check failed")
+            pause = 1.0
+        del monitor  # hold no reference while sleeping: the app may go away
+        time.sleep(pause)
+
+
+def monitor() -> Monitor:
+    """The current application's monitor, made at its first use."""
+    extensions = current_app.extensions
+    if "health" not in extensions:
+        extensions.setdefault("health", Monitor(live().current))
+    return extensions["health"]
+
+
+@bp.get("/health")
+@bp.get("/health/ready")
+def health() -> Any:
+    services = get_services()
+    report, ready = monitor().latest(services)
     current_app.logger.debug("health: %s", report["status"])
-    return jsonify(report), (200 if report["status"] == "UP" else 503)
+    return jsonify(report), (200 if ready else 503)
+
+
+@bp.get("/health/live")
+def alive() -> Any:
+    return jsonify({"status": "UP"}), 200

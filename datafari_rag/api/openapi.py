@@ -486,6 +486,8 @@ def _schemas(max_query: int) -> dict[str, Any]:
                 "solr": {"type": "object"},
                 "agent": {"type": "object"},
                 "store": {"type": "object"},
+                "checkedSecondsAgo": {"type": "number"},
+                "failedChecksInARow": {"type": "integer"},
             },
             "required": ["status"],
         },
@@ -575,13 +577,31 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
             "description": "Retrieval-augmented answers over Solr with document-level security; Datafari's RagAPI.",
         },
         "paths": {
-            "/health": {
+            **{
+                path: {
+                    "get": {
+                        "summary": summary,
+                        "security": [],
+                        "responses": {
+                            "200": _json(_ref("Health"), "every part is up"),
+                            "503": _json(_ref("Health"), "a part is down"),
+                        },
+                    }
+                }
+                for path, summary in (
+                    ("/health", "Readiness (as /health/ready): the last background check of every part"),
+                    (
+                        "/health/ready",
+                        "Solr, both collections, the model store, the agent and the relational store, "
+                        "checked in the background",
+                    ),
+                )
+            },
+            "/health/live": {
                 "get": {
-                    "summary": "Solr, both collections, the model store, the agent and the relational store",
-                    "responses": {
-                        "200": _json(_ref("Health"), "every part is up"),
-                        "503": _json(_ref("Health"), "a part is down"),
-                    },
+                    "summary": "The process answers (nothing else is looked at)",
+                    "security": [],
+                    "responses": {"200": _json({"type": "object", "required": ["status"]}, "the process is up")},
                 }
             },
             **{

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import urllib3
+from flask import Flask, Response
+from flask.testing import FlaskClient
+
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.solr.bootstrap import BootstrapReport
-from datafari_rag.testing.servers import free_port
+from datafari_rag.testing.servers import free_port, serve
 
 
 def test_health_is_green_when_everything_is_up(settings: Settings, bootstrapped: BootstrapReport) -> None:
     client = create_app(settings).test_client()
+    body = _poll(client, lambda r: r["status"] == "UP")
     response = client.get("/health")
-    body = response.get_json()
     assert response.status_code == 200, body
     assert body["status"] == "UP"
     assert body["solr"]["version"] == "9.10.1" and body["solr"]["mode"] == "solrcloud"
@@ -34,9 +43,79 @@ def test_health_says_what_is_down(settings: Settings) -> None:
     dead = settings.replace(
         solr_url=f"http://127.0.0.1:{free_port()}/solr", embeddings_endpoint=f"http://127.0.0.1:{free_port()}/v1"
     )
-    response = create_app(dead).test_client().get("/health")
-    body = response.get_json()
+    client = create_app(dead).test_client()
+    body = _poll(client, lambda r: "solr" in r and "agent" in r)
+    response = client.get("/health")
     assert response.status_code == 503
     assert body["status"] == "DOWN"
     assert body["solr"]["status"] == "DOWN" and "unreachable" in body["solr"]["error"]
     assert body["agent"]["status"] == "DOWN"
+
+
+def _poll(client: FlaskClient, done: Callable[[dict[str, Any]], bool], seconds: float = 20) -> dict[str, Any]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        report = client.get("/health/ready").get_json()
+        if done(report):
+            return report
+        time.sleep(0.05)
+    raise AssertionError(f"not reached within {seconds}s: {report}")
+
+
+def test_readiness_holds_through_a_slow_agent_and_a_blip_then_tells_an_outage(
+    settings: Settings, bootstrapped: BootstrapReport, agent_url: str
+) -> None:
+    """The checks run in the background: 20 clients asking at once get an immediate, steady 200
+    while the agent takes 1.2 s to answer (the old 0.8 s in-request check flapped to 503); one
+    failed check is a blip (still 200, counted); health.failures of them in a row is an outage
+    (503, the agent DOWN); the next good check is ready again. /health/live stays 200 throughout."""
+    real = urllib3.PoolManager()
+    state = {"delay": 1.2, "failures": 0, "calls": 0}
+    agent = Flask("slow-agent")
+
+    @agent.get("/v1/models")
+    def models() -> Response:
+        state["calls"] += 1
+        if state["failures"] > 0:
+            state["failures"] -= 1
+            return Response("overloaded", status=500)
+        time.sleep(state["delay"])
+        upstream = real.request("GET", f"{agent_url}/models")
+        return Response(upstream.data, status=upstream.status, content_type="application/json")
+
+    with serve(agent) as slow:
+        mine = settings.replace(
+            embeddings_endpoint=f"{slow}/v1", health_interval=0.3, health_timeout=3.0, health_failures=2
+        )
+        app = create_app(mine)
+        _poll(app.test_client(), lambda r: r["status"] == "UP")
+
+        def ask(_: int) -> tuple[int, float]:
+            began = time.monotonic()
+            status = app.test_client().get("/health").status_code
+            return status, time.monotonic() - began
+
+        with ThreadPoolExecutor(20) as pool:
+            answers = list(pool.map(ask, range(400)))
+        assert {status for status, _ in answers} == {200}
+        assert max(seconds for _, seconds in answers) < 0.5
+
+        client = app.test_client()
+        state["delay"], seen = 0.0, []
+        state["failures"] = 1  # one failed check
+        calls = state["calls"]
+        while state["calls"] < calls + 3:  # that check and two more
+            response = client.get("/health/ready")
+            seen.append((response.status_code, response.get_json().get("failedChecksInARow")))
+            time.sleep(0.02)
+        assert {status for status, _ in seen} == {200} and (200, 1) in seen
+
+        state["failures"] = 10_000  # an outage
+        down = _poll(client, lambda r: r["status"] == "DOWN")
+        assert down["agent"]["status"] == "DOWN" and down["failedChecksInARow"] >= 2
+        assert client.get("/health").status_code == 503 and client.get("/health/ready").status_code == 503
+        assert client.get("/health/live").status_code == 200 and client.get("/health/live").get_json() == {
+            "status": "UP"
+        }
+        state["failures"] = 0
+        assert _poll(client, lambda r: r["status"] == "UP")["agent"]["status"] == "UP"
