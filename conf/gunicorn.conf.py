@@ -9,13 +9,40 @@ between processes (measured: 32 threads per process served 64 concurrent 1-secon
 ``server.reservedThreads`` of them (see datafari_rag/api/capacity.py).
 """
 
-from datafari_rag.api.gunicorn_errors import install as json_errors
-from datafari_rag.config import load_settings
-from datafari_rag.paths import control_socket
+import os
+import shutil
 
-json_errors()  # gunicorn's own refusals (414, 431, 400) in Datafari's error JSON, not HTML
+from datafari_rag.paths import var_dir
+
+# GET /metrics adds up every worker's values: each writes them under this master's folder, set
+# before anything imports prometheus-client (loading the settings does); a worker that ends is
+# marked dead so that its live gauges stop counting, and folders of masters gone are removed.
+_metrics = var_dir() / "metrics" / f"sidecar-{os.getpid()}"
+os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(_metrics)
+
+
+def _alive(pid: str) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+for _folder in _metrics.parent.glob("sidecar-*") if _metrics.parent.is_dir() else []:
+    if not _alive(_folder.name.removeprefix("sidecar-")) or _folder == _metrics:
+        shutil.rmtree(_folder, ignore_errors=True)
+_metrics.mkdir(parents=True)
+
+from datafari_rag.api.gunicorn_errors import install as json_errors  # noqa: E402
+from datafari_rag.config import load_settings  # noqa: E402
+from datafari_rag.paths import control_socket  # noqa: E402
 
 _settings = load_settings()
+json_errors()  # gunicorn's own refusals (414, 431, 400) in Datafari's error JSON, not HTML
+
 bind = f"{_settings.server_host}:{_settings.server_port}"
 workers = _settings.server_workers
 worker_class = "gthread"
@@ -28,3 +55,9 @@ accesslog = _settings.server_access_log or None
 # One control socket per server (gunicorn's default path is shared by every master of a user).
 control_socket = control_socket(_settings.server_control_socket, "sidecar", _settings.server_port)
 control_socket_disable = control_socket is None
+
+
+def child_exit(server, worker):  # type: ignore[no-untyped-def]
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)

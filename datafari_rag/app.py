@@ -14,6 +14,8 @@ from .api.datafari_v1 import bp as datafari_v1_bp
 from .api.health import bp as health_bp
 from .api.index_jobs import bp as index_jobs_bp
 from .api.mcp import McpEndpoint, with_mcp
+from .api.metrics import bp as metrics_bp
+from .api.metrics import count_requests
 from .api.openapi import bp as openapi_bp
 from .api.rag import bp as rag_bp
 from .api.request_id import bp as request_id_bp
@@ -43,6 +45,8 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     app.register_blueprint(request_id_bp)  # first: every later hook and log line has the id
     app.register_blueprint(auth_bp)
     app.register_blueprint(health_bp)
+    app.register_blueprint(metrics_bp)
+    count_requests(app)
     app.register_blueprint(openapi_bp)
     app.register_blueprint(resource_metadata_bp)
     app.register_blueprint(ui_bp)

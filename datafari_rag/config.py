@@ -210,6 +210,13 @@ class Settings:
         minimum=1,
         maximum=100,
     )
+    metrics_enabled: bool = _key(
+        SERVER,
+        "metrics.enabled",
+        True,
+        "Serve Prometheus metrics at GET /metrics (no identity needed: counts and times, never a "
+        "document, a query or a user name; keep it to the monitoring network).",
+    )
     stream_debug: bool = _key(
         SERVER,
         "stream.debug",

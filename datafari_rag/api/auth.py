@@ -27,6 +27,7 @@ PUBLIC = frozenset(
     {
         "health.health",
         "health.alive",
+        "metrics.scrape",
         "openapi.openapi",
         "users.login",
         "ui.index",

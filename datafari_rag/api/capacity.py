@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from flask import current_app
 
 from ..errors import DatafariError
+from ..metrics import ANSWER_SLOTS
 
 
 class AnswerSlots:
@@ -27,9 +28,11 @@ class AnswerSlots:
     def take(self, label: str = "ragTechnicalError") -> None:
         if not self._free.acquire(blocking=False):
             raise DatafariError(label, f"Too many answers are in progress ({self.size}); try again in a moment.")
+        ANSWER_SLOTS.inc()
 
     def give_back(self) -> None:
         self._free.release()
+        ANSWER_SLOTS.dec()
 
 
 class Hold:

@@ -9,6 +9,7 @@ from typing import Any
 from flask import Flask, Response, current_app, jsonify, request
 from werkzeug.exceptions import HTTPException
 
+from .. import metrics
 from ..errors import HTTP_LABELS, DatafariError
 from . import request_id
 from .context import get_services
@@ -59,6 +60,7 @@ def error_response(exc: DatafariError) -> Response:
     """The error as Datafari's JSON, and its log line."""
     status = exc.http_status(get_services().settings.errors_as_http_status)
     log_error(exc)
+    metrics.ERRORS.labels(exc.label).inc()
     response = jsonify(exc.body())
     response.status_code = status
     response.headers.extend(challenge(status))

@@ -597,6 +597,23 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
                     ),
                 )
             },
+            "/metrics": {
+                "get": {
+                    "summary": "Prometheus metrics of every worker: requests, latency, errors per label, "
+                    "the circuit, answer slots, LLM calls and tokens, embedding calls, indexing jobs",
+                    "security": [],
+                    "responses": {
+                        "200": {
+                            "description": "Prometheus' text format",
+                            "content": {"text/plain": {"schema": {"type": "string"}}},
+                        },
+                        "404": {
+                            "description": "metrics.enabled is false",
+                            "content": {"text/plain": {"schema": {"type": "string"}}},
+                        },
+                    },
+                }
+            },
             "/health/live": {
                 "get": {
                     "summary": "The process answers (nothing else is looked at)",

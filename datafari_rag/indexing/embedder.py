@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import openai
 
 from ..config import Settings
+from ..metrics import EMBEDDING_CALLS, EMBEDDING_SECONDS, timed_call
 from ..solr.model_store import desired_model
 
 IN_FLIGHT = 2  # batches sent at once: the service starts the next while the last blocks of one finish
@@ -54,7 +55,8 @@ class ChunkEmbedder:
 
     def _embed_batch(self, texts: list[str]) -> list[list[float]]:
         try:
-            response = self.client.embeddings.create(model=self.model, input=texts)
+            with timed_call(EMBEDDING_CALLS, EMBEDDING_SECONDS):
+                response = self.client.embeddings.create(model=self.model, input=texts)
         except openai.OpenAIError as exc:
             raise EmbeddingError(f"The embedding service failed: {exc}") from exc
         return [d.embedding for d in sorted(response.data, key=lambda d: d.index)]

@@ -21,6 +21,7 @@ from sqlalchemy.orm import sessionmaker
 
 from ..conversations.schema import IndexJob
 from ..conversations.store import StoreUnavailable, transaction
+from ..metrics import INDEX_JOBS
 from .callbacks import post_progress
 from .corpus import CorpusReport, index_documents
 from .indexer import Indexer
@@ -127,6 +128,7 @@ def start_job(
 
     def run() -> None:
         report = CorpusReport()
+        INDEX_JOBS.inc()
         try:
             report = index_documents(
                 indexer,
@@ -143,6 +145,8 @@ def start_job(
                 tell(store.record(job["id"], report, "failed"))
             except StoreUnavailable:
                 log.error("indexing job %s: its end could not be recorded", job["id"])
+        finally:
+            INDEX_JOBS.dec()
 
     thread = threading.Thread(target=run, name=f"index-job-{job['id'][:8]}", daemon=True)
     thread.start()

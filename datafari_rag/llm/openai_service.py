@@ -18,6 +18,7 @@ import openai
 from openai._constants import RAW_RESPONSE_HEADER
 
 from ..config import Settings
+from ..metrics import LLM_CALLS, LLM_SECONDS, LLM_TOKENS, timed_call
 from .service import AssistantTurn, ChatMessage, LlmError, ToolCall, Usage
 
 
@@ -141,7 +142,7 @@ class OpenAiLlmService:
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, usage: Usage | None = None
     ) -> AssistantTurn:
         ends = time.monotonic() + self.deadline
-        with self._slots:
+        with self._slots, timed_call(LLM_CALLS, LLM_SECONDS):
             completion = self._attempts(ends, lambda timeout: self._complete(messages, timeout, ends, tools))
         choice = (completion.get("choices") or [{}])[0]
         message = (choice.get("message") if isinstance(choice, dict) else None) or {}
@@ -154,16 +155,15 @@ class OpenAiLlmService:
             if isinstance(c, dict) and isinstance(c.get("function"), dict) and c["function"].get("name")
         )
         reported = completion.get("usage") or {}
-        if usage is not None:
-            if reported.get("prompt_tokens") is not None:
-                usage.add(reported["prompt_tokens"], reported.get("completion_tokens") or 0)
-            else:
-                usage.add(estimate_tokens(_prompt_text(messages)), estimate_tokens(text), counted=True)
+        if reported.get("prompt_tokens") is not None:
+            _count(usage, reported["prompt_tokens"], reported.get("completion_tokens") or 0)
+        else:
+            _count(usage, estimate_tokens(_prompt_text(messages)), estimate_tokens(text), counted=True)
         return AssistantTurn(text, calls)
 
     def stream(self, messages: list[ChatMessage], usage: Usage | None = None) -> Iterator[str]:
         ends = time.monotonic() + self.deadline
-        with self._slots:
+        with self._slots, timed_call(LLM_CALLS, LLM_SECONDS):
             chunks = self._attempts(ends, lambda timeout: self._create_stream(messages, timeout))
             text, reported = [], None
             try:
@@ -181,11 +181,18 @@ class OpenAiLlmService:
                 raise LlmError(f"The LLM stream failed: {exc!r}") from exc
             finally:
                 chunks.close()  # a client that went away cancels the upstream request
-        if usage is not None:
-            if reported:
-                usage.add(reported.prompt_tokens, reported.completion_tokens)
-            else:
-                usage.add(estimate_tokens(_prompt_text(messages)), estimate_tokens("".join(text)), counted=True)
+        if reported:
+            _count(usage, reported.prompt_tokens, reported.completion_tokens)
+        else:
+            _count(usage, estimate_tokens(_prompt_text(messages)), estimate_tokens("".join(text)), counted=True)
+
+
+def _count(usage: Usage | None, prompt: int, completion: int, counted: bool = False) -> None:
+    """The call's tokens, to the caller's usage and to the metrics."""
+    LLM_TOKENS.labels("prompt").inc(prompt)
+    LLM_TOKENS.labels("completion").inc(completion)
+    if usage is not None:
+        usage.add(prompt, completion, counted)
 
 
 def _prompt_text(messages: list[ChatMessage] | list[dict[str, Any]]) -> str:
