@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Flask
 
+from . import logs
 from .api import errors
 from .api.admin_settings import bp as admin_settings_bp
 from .api.ai import bp as ai_bp
@@ -42,6 +43,7 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     app.extensions["answer_slots"] = AnswerSlots(settings.server_threads, settings.server_reserved_threads)
     app.url_map.merge_slashes = False  # "//ai/rag" is not found, rather than redirected with an HTML page
     errors.register(app)
+    logs.configure(app.logger, settings)
     app.register_blueprint(request_id_bp)  # first: every later hook and log line has the id
     app.register_blueprint(auth_bp)
     app.register_blueprint(health_bp)

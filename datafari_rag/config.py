@@ -210,6 +210,24 @@ class Settings:
         minimum=1,
         maximum=100,
     )
+    logs_format: str = _key(
+        SERVER,
+        "logs.format",
+        "json",
+        "The sidecar's log lines: json (one object a line: time, level, logger, message, and the "
+        "request id, label, status, method and path of an error) or text.",
+        choices=("json", "text"),
+    )
+    logs_errors_per_label: int = _key(
+        SERVER,
+        "logs.errorsPerLabel",
+        5,
+        "Errors of one label logged per logs.window at most; the next one logged says how many were left out.",
+        minimum=1,
+    )
+    logs_window: float = _key(
+        SERVER, "logs.window", 60.0, "Seconds of the per-label error log limit.", minimum=0.1, maximum=3600
+    )
     metrics_enabled: bool = _key(
         SERVER,
         "metrics.enabled",

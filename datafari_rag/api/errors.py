@@ -53,6 +53,14 @@ def log_error(exc: DatafariError, cause: BaseException | None = None) -> None:
         exc.label,
         exc.reason or exc.message,
         f": {detail}" if detail else "",
+        # the JSON log's fields; ``label`` is what repeated errors are rate limited by (logs.py)
+        extra={
+            "request_id": request_id.current(),
+            "label": exc.label,
+            "status": exc.code,
+            "method": request.method,
+            "path": request.path,
+        },
     )
 
 
