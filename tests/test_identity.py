@@ -250,7 +250,9 @@ def test_an_empty_authorization_or_an_api_key_where_none_is_taken_is_401_with_th
         ):
             response = getattr(client, method)(path, json={"query": "x", "jsonrpc": "2.0", "id": 1}, headers=headers)
             assert response.status_code == 401, (headers, path, response.status_code)
-            assert response.headers["WWW-Authenticate"] == 'Bearer realm="datafari-rag"'
+            metadata = ', resource_metadata="http://localhost/.well-known/oauth-protected-resource/mcp"'
+            expected = 'Bearer realm="datafari-rag"' + (metadata if path == "/mcp" else "")  # RFC 9728 for /mcp
+            assert response.headers["WWW-Authenticate"] == expected
             error = response.get_json()["content"]["error"]
             assert error["label"] == "authenticationFailed", (headers, path)
 

@@ -18,6 +18,7 @@ a deleted or replaced SQLite file.
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 import weakref
@@ -211,6 +212,11 @@ def _watch(monitor_ref: weakref.ref[Monitor]) -> None:
     while (monitor := monitor_ref()) is not None:
         try:
             pause = monitor.check()
+        except RuntimeError as exc:  # the interpreter is ending: its pools take no more work
+            if sys.is_finalizing() or "after shutdown" in str(exc):
+                return
+            log.exception("health check failed")
+            pause = 1.0
         except Exception:  # a check that breaks must not end the checking
             log.exception("health check failed")
             pause = 1.0

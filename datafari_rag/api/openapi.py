@@ -243,6 +243,7 @@ def _schemas(max_query: int) -> dict[str, Any]:
                 "responseHeader": {"type": "object", "properties": {"status": {"type": "integer"}}},
                 "added": {"type": "integer"},
                 "failed": {"type": "integer"},
+                "pending": {"type": "integer"},
                 "deleted": {"type": "integer"},
                 "results": {
                     "type": "array",
@@ -254,6 +255,7 @@ def _schemas(max_query: int) -> dict[str, Any]:
                             "chunks": {"type": "integer"},
                             "pending": {"type": "boolean"},
                             "error": {"type": "string"},
+                            "code": {"enum": [400, 503]},
                         },
                         "required": ["status"],
                     },
@@ -566,7 +568,16 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
                 "content": {JSON: {"schema": {"oneOf": [{"type": "array", "items": {}}, {"type": "object"}]}}},
             },
             "parameters": [_query("commit", {"enum": ["true", "false"]}), _query("commitWithin", {"type": "integer"})],
-            "responses": {"200": _json(_ref("UpdateResult"), "one result per document"), **_errors(*REFUSALS, 500)},
+            "responses": {
+                **_errors(*REFUSALS, 500),
+                "200": _json(_ref("UpdateResult"), "every document written whole: one result per document"),
+                "202": _json(_ref("UpdateResult"), "written; some parents' chunks deferred to the outbox"),
+                # refused documents (400) or a service failing for some (503): the results say which
+                **{
+                    str(code): _json({"oneOf": [_ref("UpdateResult"), _ref("Error")]}, "per document, or a refusal")
+                    for code in (400, 503)
+                },
+            },
         }
     }
     return {

@@ -2,7 +2,7 @@
 
 The body is parsed by :mod:`datafari_rag.solr.update_syntax` (documents, deletes by id and by
 query, commit); the ``commit`` / ``commitWithin`` request parameters are honoured too. The
-response says, per document, what happened.
+response says, per document, what happened, and its status is true to the worst of them.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, jsonify, request
 
 from ..errors import DatafariError
-from ..indexing.indexer import ModeConflict
+from ..indexing.indexer import DocResult, ModeConflict
 from ..solr import SolrError, update_syntax
 from .auth import current_access
 from .context import get_services
@@ -70,12 +70,27 @@ def update() -> Response:
         if cache is not None:  # this process's writes are seen at once; others' at the next version check
             cache.clear()
     failed = sum(1 for r in results if r.status == "error")
-    return jsonify(
+    status = outcome(results)
+    response = jsonify(
         {
-            "responseHeader": {"status": 0 if not failed else 1},
+            "responseHeader": {"status": 0 if status == 200 else status},
             "added": len(results) - failed,
             "failed": failed,
+            "pending": sum(1 for r in results if r.pending),
             "deleted": deleted,
             "results": [r.as_dict() for r in results],
         }
     )
+    response.status_code = status
+    return response
+
+
+def outcome(results: list[DocResult]) -> int:
+    """The request's HTTP status, true to its worst document: 200 only when every document was
+    written whole (parent and chunks); 202 when some parents' chunks are deferred (the outbox and
+    reconcile finish them); 400 when documents were refused for what they hold; 503 when a
+    service failed for some (send those again: their results say which)."""
+    codes = {r.code or 503 for r in results if r.status == "error"}
+    if codes:
+        return 400 if codes == {400} else 503
+    return 202 if any(r.pending for r in results) else 200

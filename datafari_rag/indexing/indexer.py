@@ -76,6 +76,10 @@ class DocResult:
     chunks: int | None = 0  # None: counted by Solr's processor, not here
     pending: bool = False  # chunks not (all) written yet: in the outbox, finished by reconcile
     error: str | None = None
+    code: int | None = None  # a failure's HTTP-like code: 400 the document's fault, 503 send it again
+
+    def fail(self, error: str, code: int) -> None:
+        self.status, self.error, self.code = "error", error, code
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None and (k != "pending" or v)}
@@ -219,7 +223,9 @@ class Indexer:
                 results.append(DocResult(doc["id"]))
             except DocumentError as exc:
                 raw_id = doc.get("id") if isinstance(doc, dict) else None
-                results.append(DocResult(raw_id if isinstance(raw_id, str) else None, "error", error=str(exc)))
+                results.append(
+                    DocResult(raw_id if isinstance(raw_id, str) else None, "error", error=str(exc), code=400)
+                )
         by_id = {r.id: r for r in results if r.status == "ok"}
         valid = [_with_language(doc) for doc in valid]
         if self.in_solr:
@@ -260,7 +266,7 @@ class Indexer:
             try:
                 chunks = self.chunks(_text(doc))
             except (DocumentError, EmbeddingError) as exc:
-                results[doc["id"]].status, results[doc["id"]].error = "error", f"not chunked: {exc}"
+                results[doc["id"]].fail(f"not chunked: {exc}", 400 if isinstance(exc, DocumentError) else 503)
                 continue
             results[doc["id"]].chunks = len(chunks)
             out.append({**doc, GIVEN_CHUNKS: chunks})
@@ -281,8 +287,8 @@ class Indexer:
             try:
                 versions = self.main.add([doc], commit, within)
                 accepted.append({**doc, "_version_": versions.get(doc["id"])})
-            except SolrError as exc:
-                results[doc["id"]].status, results[doc["id"]].error = "error", str(exc)
+            except SolrError as exc:  # Solr's 400: the document; anything else: the service, send it again
+                results[doc["id"]].fail(str(exc), 400 if exc.status == 400 else 503)
         return accepted
 
     def _write_chunks(
@@ -417,7 +423,7 @@ class Indexer:
                     _text(doc)
                     usable.append(doc)
                 except DocumentError as exc:
-                    by_id[pid].status, by_id[pid].error = "error", str(exc)
+                    by_id[pid].fail(str(exc), 400)
             if usable:
                 self._settle(self._write_chunks(usable, by_id, commit=True, within=None), by_id)
             results += by_id.values()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -159,7 +160,8 @@ def test_bad_documents_fail_alone(
     assert [r["status"] for r in results] == ["ok", "error", "error", "error", "error", "error", "error"]
     assert "no 'id'" in results[1]["error"] and "string" in results[2]["error"]
     assert "no text" in results[3]["error"] and "UTF-8" in results[4]["error"] and "UTF-8" in results[5]["error"]
-    assert out["added"] == 1 and out["failed"] == 6
+    assert out["added"] == 1 and out["failed"] == 6 and out["http"] == 400  # documents' faults: 400
+    assert {r.get("code") for r in results[1:]} == {400} and "code" not in results[0]
     assert chunks_of(solr, small_chunks, "idx-good")
     assert not parent_of(solr, small_chunks, "idx-latin1")
 
@@ -220,16 +222,25 @@ def test_the_sidecar_writes_no_chunk_while_fileshares_processor_is_on(
 ) -> None:
     """Two writers of the same chunks would race: in solr mode with the processor switched on
     (``vector config vector.enabled=true``), updates are refused whole and /health says why."""
-    health = create_app(small_chunks).test_client()
-    assert health.get("/health").get_json()["indexing"] == {"status": "UP", "mode": "solr", "fileShareProcessor": "off"}
+    health = create_app(small_chunks.replace(health_interval=0.2)).test_client()
+
+    def reported(state: str, status: str) -> dict[str, Any]:  # the checks run in the background
+        deadline = time.monotonic() + 15
+        while True:
+            body = health.get("/health").get_json()
+            if body.get("indexing", {}).get("status") == state and body["status"] == status:
+                return body
+            assert time.monotonic() < deadline, body
+            time.sleep(0.1)
+
+    assert reported("UP", "UP")["indexing"] == {"status": "UP", "mode": "solr", "fileShareProcessor": "off"}
     user_properties.set_properties(solr, small_chunks.collection_main, {"vector.enabled": "true"})
     try:
         out = update([{"id": "idx-two-writers", "exactContent": " ".join(SENTENCES[:5])}], commit="true")
         assert out["http"] == 503 and out["content"]["error"]["label"] == "updateMisconfigured", out
         assert "vector.enabled=true" in out["content"]["error"]["reason"]
         assert not parent_of(solr, small_chunks, "idx-two-writers")  # nothing written
-        body = health.get("/health").get_json()
-        assert body["status"] == "DOWN" and body["indexing"]["status"] == "MISCONFIGURED", body["indexing"]
+        body = reported("MISCONFIGURED", "DOWN")  # DOWN after health.failures checks in a row
         assert body["indexing"]["fileShareProcessor"] == "on"
     finally:
         user_properties.set_properties(solr, small_chunks.collection_main, {"vector.enabled": "false"})

@@ -15,17 +15,19 @@ from unittest import mock
 
 import numpy as np
 import pytest
+import urllib3
+from flask import Flask, Response, request
 
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.indexing.corpus import index_documents
 from datafari_rag.indexing.indexer import Indexer
 from datafari_rag.indexing.outbox import Outbox
-from datafari_rag.solr import SolrClient
+from datafari_rag.solr import SolrClient, SolrError
 from datafari_rag.solr.bootstrap import bootstrap
 from datafari_rag.solr.runtime import LocalSolr, cluster
 from datafari_rag.testing.fake_llm import FakeLlm
-from datafari_rag.testing.servers import free_port
+from datafari_rag.testing.servers import free_port, serve
 
 API = "/Datafari/rest/v2.0"
 TOPICS = ["boiler pressure", "cooling tower", "forklift licence", "fire drill", "water treatment"]
@@ -161,6 +163,119 @@ def test_knn_through_the_sidecar_is_the_global_top_k(
     best = [everything[i]["id"] for i in ranked[:5]]
     assert scores[ranked[4]] - scores[ranked[5]] > 1e-4  # a clear top 5: no tie at its edge
     assert set(got) == set(best) and got[0] == best[0]
+
+
+def _flaky_embeddings(agent: str) -> Flask:
+    """The agent, except that an embedding call holding two or more texts marked FAILEMBED fails
+    (503), as an embedding service failing under one shard leader's batch does; one such text
+    alone is embedded — what Solr's distributed retry of a single document sends. A text marked
+    ALWAYSFAIL is never embedded."""
+    upstream = urllib3.PoolManager()
+    app = Flask("flaky-embeddings")
+
+    @app.route("/v1/<path:rest>", methods=["GET", "POST"])
+    def forward(rest: str) -> Response:
+        body = request.get_json(silent=True) or {}
+        texts = body.get("input") if isinstance(body.get("input"), list) else [body.get("input")]
+        failing = sum("FAILEMBED" in str(t) for t in texts) >= 2 or any("ALWAYSFAIL" in str(t) for t in texts)
+        if rest == "embeddings" and failing:
+            return Response('{"error": {"message": "overloaded"}}', status=503, content_type="application/json")
+        answer = upstream.request(
+            request.method, f"{agent}/{rest}", body=request.get_data(), headers={"Content-Type": "application/json"}
+        )
+        return Response(answer.data, status=answer.status, content_type="application/json")
+
+    return app
+
+
+def _shard(solr: SolrClient, collection: str, route: str) -> tuple[str, str]:
+    """The shard documents ``route!…`` land on, and the node name of its leader."""
+    status = solr.get("admin/collections", {"action": "CLUSTERSTATUS", "collection": collection, "_route_": route})
+    [(name, shard)] = status["cluster"]["collections"][collection]["shards"].items()
+    return name, next(r["node_name"] for r in shard["replicas"].values() if r.get("leader") == "true")
+
+
+def test_a_shard_leader_failing_to_embed_never_gives_200_for_a_parent_without_chunks(
+    nodes: list[LocalSolr], settings: Settings, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Two shards on two nodes; the request goes to the node that does not lead the shard whose
+    embedding fails, so its documents are forwarded to that shard's leader in one batch. Before:
+    Solr's distributor retried only the batch's first document, it succeeded, and the client got
+    200 while the others had no chunks. Now the client gets an error naming them, and every
+    parent of a 200 has its chunks — straight to Solr and through the sidecar's indexer alike."""
+    with serve(_flaky_embeddings(settings.agent_url)) as flaky:
+        mine = settings.replace(
+            solr_url=nodes[0].url,
+            collection_main="truth_FileShare",
+            collection_vector="truth_VectorMain",
+            vector_embedding_mode="processor",
+            embeddings_endpoint=f"{flaky}/v1",
+        )
+        bootstrap(SolrClient(mine.solr_url, 120), mine, shards=2, replicas=2)
+        solr = SolrClient(nodes[0].url, 120)
+        failing_shard, leader = _shard(solr, mine.collection_main, "fail")
+        entry = next(n for n in nodes if f"127.0.0.1:{n.port}_solr" != leader)
+        other = next(f"ok{i}" for i in range(100) if _shard(solr, mine.collection_main, f"ok{i}")[0] != failing_shard)
+
+        def batch(round_: int) -> list[dict[str, Any]]:
+            failing = [
+                {"id": f"fail!r{round_}-{n}", "title": "pump", "exactContent": f"FAILEMBED pump check {round_} {n}."}
+                for n in range(5)
+            ]
+            fine = [
+                {"id": f"{other}!r{round_}-{n}", "title": "valve", "exactContent": f"The valve {n} is checked weekly."}
+                for n in range(5)
+            ]
+            return fine + failing
+
+        def without_chunks(ids: list[str]) -> list[str]:
+            for collection in (mine.collection_main, mine.collection_vector):  # a failed request commits nothing
+                SolrClient(entry.url, 120).get(f"{collection}/update", {"commit": "true"})
+            found = SolrClient(entry.url, 120).get(
+                f"{mine.collection_vector}/select",
+                {
+                    "q": "*:*",
+                    "rows": 1000,
+                    "fl": "parent_doc",
+                    "fq": "parent_doc:(" + " OR ".join(f'"{i}"' for i in ids) + ")",
+                },
+            )
+            return sorted(set(ids) - {d["parent_doc"] for d in found["response"]["docs"]})
+
+        # straight to Solr, through the node that forwards the failing shard's batch
+        docs = batch(0)
+        try:
+            SolrClient(entry.url, 120).post(f"{mine.collection_main}/update", json=docs, params={"commit": "true"})
+            answered = 200
+        except SolrError as exc:
+            answered, message = exc.status, str(exc)
+        ids = [d["id"] for d in docs]
+        missing = without_chunks(ids)
+        assert answered != 200 or not missing, f"200 while {missing} have no chunks"
+        assert answered >= 500 and "fail!r0-0" in message and "without chunks" in message
+        assert missing and all(i.startswith("fail!") for i in missing)  # the error told the truth
+
+        # through the sidecar's indexer: each document's result is the truth about its chunks
+        indexer = Indexer.of(
+            SolrClient(entry.url, 120),
+            mine.replace(solr_url=entry.url),
+            Outbox(tmp_path_factory.mktemp("truth") / "o.sqlite"),
+        )
+        docs = batch(1)
+        results = indexer.add(docs, commit=True)
+        ok = [r.id for r in results if r.status == "ok"]
+        assert ok and not without_chunks(ok), [r.as_dict() for r in results]
+
+        # the sidecar's /update: its status is true to the worst document, each result to its own
+        app = create_app(mine.replace(solr_url=entry.url, update_trust_local=True)).test_client()
+        docs = [*batch(2)[:3], {"id": "fail!never", "title": "pump", "exactContent": "ALWAYSFAIL pump note."}]
+        answer = app.post("/update", json=docs, query_string={"commit": "true"})
+        body = answer.get_json()
+        assert answer.status_code == 503 and body["responseHeader"]["status"] == 503, body
+        assert body["added"] == 3 and body["failed"] == 1
+        [refused] = [r for r in body["results"] if r["status"] == "error"]
+        assert refused["id"] == "fail!never" and refused["code"] == 503 and "without chunks" in refused["error"]
+        assert not without_chunks([d["id"] for d in docs[:3]]) and without_chunks(["fail!never"])
 
 
 def test_searches_and_answers_survive_a_killed_node(

@@ -221,11 +221,13 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
     private final List<ParentLocks.Held> held = new ArrayList<>();
     private int pendingChunks;
     private int commitWithin = -1;
+    private final ErrorCode busy;
 
     Processor(SolrQueryRequest req, ChunkWriter writer, UpdateRequestProcessor next) {
       super(next);
       this.req = req;
       this.writer = writer;
+      this.busy = busy(req);
     }
 
     @Override
@@ -280,6 +282,7 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
           writer.deleteParents(parents, cmd.commitWithin);
         } catch (SolrServerException | IOException | RuntimeException e) {
           throw unavailable(
+              busy,
               "Could not delete the chunks of the deleted documents",
               e,
               "the documents were not deleted, send the delete again");
@@ -303,7 +306,7 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
       } catch (SolrServerException | IOException | RuntimeException e) {
         if (failed == null) {
           throw unavailable(
-              "Could not commit " + collection, e, "nothing was committed, commit again");
+              busy, "Could not commit " + collection, e, "nothing was committed, commit again");
         }
         failed.addSuppressed(e);
       }
@@ -346,7 +349,7 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
       ParentLocks.Held lock = ParentLocks.lock(id, LOCK_WAIT_SECONDS);
       if (lock == null) {
         throw new SolrException(
-            ErrorCode.SERVICE_UNAVAILABLE,
+            busy,
             "Document "
                 + id
                 + " has been written by another request for "
@@ -411,6 +414,7 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
             "Could not delete the previous chunks of {}: {}", names(batch), cleanup.toString());
       }
       return unavailable(
+          busy,
           what,
           e,
           "the documents were written without chunks:"
@@ -474,11 +478,26 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
     return (cmd.getFlags() & (UpdateCommand.REPLAY | UpdateCommand.PEER_SYNC)) != 0;
   }
 
-  /** VectorMain or the embedding service failed: a 503 saying what the caller should do. */
-  private static SolrException unavailable(String what, Exception e, String advice) {
+  /**
+   * The status of a failure that sending the same request again may cure (the embedding service
+   * or VectorMain failing, a parent held by another request): 503 to a client, but 500 on a
+   * request another node forwarded to this shard leader. That node's distributor retries a 503
+   * with only the one document it ties the error to, not the whole batch it streamed here: the
+   * retry would succeed and the client get 200 while the batch's other parents lack their
+   * chunks. A 500 is not retried: the client gets the error, naming the documents.
+   */
+  static ErrorCode busy(SolrQueryRequest req) {
+    DistribPhase phase =
+        DistribPhase.parseParam(
+            req.getParams().get(DistributingUpdateProcessorFactory.DISTRIB_UPDATE_PARAM));
+    return phase == DistribPhase.TOLEADER ? ErrorCode.SERVER_ERROR : ErrorCode.SERVICE_UNAVAILABLE;
+  }
+
+  /** VectorMain or the embedding service failed: an error saying what the caller should do. */
+  private static SolrException unavailable(
+      ErrorCode code, String what, Exception e, String advice) {
     log.error("{}: {}", what, e.toString());
-    return new SolrException(
-        ErrorCode.SERVICE_UNAVAILABLE, what + " (" + e.getMessage() + "); " + advice, e);
+    return new SolrException(code, what + " (" + e.getMessage() + "); " + advice, e);
   }
 
   /** "document a" or "documents a, b, c" (the first ten, then how many more). */
