@@ -136,6 +136,16 @@ class Settings:
         "The model that embeds queries, when not the passages' (e.g. bge-small-en-v1.5-query: BGE with its query "
         "instruction); a second model store entry, <solr.embeddings.model>_query. Empty: the same model.",
     )
+    embeddings_timeout: int = _key(
+        EMBED,
+        "solr.embeddings.timeout",
+        30,
+        "Seconds Solr's model waits for one embedding call (the model store entry's timeout); the "
+        "agent's agent.embeddings.deadline must be shorter, so that it never computes a batch its "
+        "caller has given up.",
+        minimum=1,
+        maximum=600,
+    )
     vector_field: str = _key(EMBED, "solr.vector.field", "vector_384", "The dense vector field the model fills.")
     embeddings_endpoint: str = _key(
         EMBED,
@@ -147,6 +157,23 @@ class Settings:
         AGENT, "agent.host", "127.0.0.1", "Where the agent listens, and where the sidecar and Solr reach it."
     )
     agent_port: int = _key(AGENT, "agent.port", 8889, "The agent's port.")
+    agent_max_pending: int = _key(
+        AGENT,
+        "agent.embeddings.maxPending",
+        1024,
+        "Texts of indexing batches the agent lets wait or run at once; a batch beyond is refused "
+        "at once (503, Retry-After): back-pressure instead of a backlog nobody waits for.",
+        minimum=1,
+    )
+    agent_embedding_deadline: float = _key(
+        AGENT,
+        "agent.embeddings.deadline",
+        25.0,
+        "Seconds within which an indexing batch must be embedded, its wait included (Solr's model "
+        "gives up at 30 s): one that cannot is refused uncomputed (503, Retry-After). Queries never wait.",
+        minimum=0.1,
+        maximum=600,
+    )
     agent_threads: int = _key(
         AGENT,
         "agent.threads",
@@ -699,6 +726,18 @@ class Settings:
         "index.callback.allowedHosts",
         "",
         "Hosts (host or host:port, comma-separated) an indexing job's progress may be POSTed to (empty: no callback).",
+    )
+    index_retry_attempts: int = _key(
+        INDEX,
+        "index.retry.attempts",
+        3,
+        "A batch Solr answers with a 5xx (the embedding service or a node busy) is sent again this "
+        "many times, after index.retry.delay seconds doubling each time, before each document is "
+        "tried alone: back-pressure slows intake instead of failing documents.",
+        maximum=10,
+    )
+    index_retry_delay: float = _key(
+        INDEX, "index.retry.delay", 1.0, "Seconds before the first resend of a batch (then doubled).", maximum=60
     )
     callback_retries: int = _key(
         INDEX, "index.callback.retries", 3, "A callback that fails is tried again this many times.", maximum=10

@@ -8,6 +8,7 @@ from pathlib import Path
 from flask import Flask, Response
 
 from ..config import load_settings
+from .admission import Admission
 from .chat import bp as chat_bp
 from .embeddings import bp as embeddings_bp
 from .embeddings import openai_error
@@ -15,14 +16,21 @@ from .extractive import ExtractiveGenerator
 from .model import SentenceEmbedder
 
 
-def create_agent_app(embedder: SentenceEmbedder | None = None, generator: str | None = None) -> Flask:
+def create_agent_app(
+    embedder: SentenceEmbedder | None = None, generator: str | None = None, admission: Admission | None = None
+) -> Flask:
     """Builds the agent; the models are loaded once here and shared by all request threads.
 
     ``generator`` is ``agent.generator``: ``extractive`` (default) or ``gguf`` (optional extra).
+    ``admission``: how indexing batches take turns (default: ``agent.embeddings.*``).
     """
     app = Flask("datafari_rag.agent")
     app.extensions["embedder"] = embedder or SentenceEmbedder()
-    settings = load_settings() if generator is None else None
+    settings = load_settings() if generator is None or admission is None else None
+    app.extensions["admission"] = admission or Admission(
+        settings.agent_max_pending,
+        settings.agent_embedding_deadline,  # type: ignore[union-attr]
+    )
     kind = generator or (settings.agent_generator if settings else "extractive")
     if kind == "gguf":
         from .gguf import GgufGenerator

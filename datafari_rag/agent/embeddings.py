@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from flask import Blueprint, Response, current_app, jsonify, request
 
+from .admission import Overloaded
 from .model import DIMENSION, MODEL_NAME, SentenceEmbedder
 from .onnx_model import PACKAGED, OnnxEmbedder, jar_path
 
@@ -90,7 +91,13 @@ def create_embeddings() -> Response:
     dimension = getattr(embedder, "dimension", DIMENSION)
     if dimensions is not None and dimensions != dimension:
         return openai_error(400, f"This model only produces {dimension} dimensions.", "dimensions")
-    vectors = embedder.embed(texts)
+    try:
+        with current_app.extensions["admission"].turn(len(texts)):
+            vectors = embedder.embed(texts)
+    except Overloaded as exc:
+        response = openai_error(503, str(exc), code="overloaded")
+        response.headers["Retry-After"] = str(exc.retry_after)
+        return response
     tokens = sum(embedder.count_tokens(t) for t in texts)
     data = []
     for i, vector in enumerate(vectors):

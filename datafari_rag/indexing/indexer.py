@@ -277,11 +277,18 @@ class Indexer:
     ) -> list[dict[str, Any]]:
         if not docs:
             return []
-        try:
-            versions = self.main.add(docs, commit, within)
-            return [{**doc, "_version_": versions.get(doc["id"])} for doc in docs]
-        except SolrError:
-            pass
+        delay = self.settings.index_retry_delay
+        for attempt in range(self.settings.index_retry_attempts + 1):
+            try:
+                versions = self.main.add(docs, commit, within)
+                return [{**doc, "_version_": versions.get(doc["id"])} for doc in docs]
+            except SolrError as exc:
+                busy = exc.status in (500, 503)  # the embedding service or a node, not the documents
+                if not busy or attempt == self.settings.index_retry_attempts:
+                    break
+                log.warning("FileShare answered %s to %d documents: sent again in %g s", exc.status, len(docs), delay)
+                time.sleep(delay)
+                delay *= 2
         accepted = []  # one bad document fails Solr's whole batch: find which, keep the others
         for doc in docs:
             try:

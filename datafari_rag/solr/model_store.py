@@ -34,6 +34,7 @@ def desired_model(settings: Settings) -> dict[str, Any]:
     model["name"] = settings.embeddings_model
     model["params"]["baseUrl"] = settings.agent_url
     model["params"]["modelName"] = settings.embeddings_model_name
+    model["params"]["timeout"] = settings.embeddings_timeout
     return model
 
 

@@ -1,0 +1,84 @@
+"""A slow embedding service under bulk indexing: 300 documents written straight through FileShare's
+processor reach the index whole — none failed, every parent with its chunks — and the agent
+computes nothing its caller has given up on (back-pressure: batches refused fast and sent again,
+instead of abandoned calls piling up on the service)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from datafari_rag.agent.admission import Admission
+from datafari_rag.agent.app import create_agent_app
+from datafari_rag.agent.model import MODEL_NAME, SentenceEmbedder
+from datafari_rag.config import Settings
+from datafari_rag.indexing.corpus import index_documents
+from datafari_rag.indexing.indexer import Indexer
+from datafari_rag.indexing.outbox import Outbox
+from datafari_rag.solr import SolrClient
+from datafari_rag.solr.bootstrap import bootstrap
+from datafari_rag.testing.servers import serve
+
+DOCS = 300
+PER_TEXT = 0.04  # seconds: a service embedding 25 texts a second, however many calls share it
+TIMEOUT = 5  # seconds Solr's model waits for one call
+
+
+class SlowEmbedder:
+    """The real model behind a service of fixed capacity: concurrent calls share it text by text,
+    so that two 64-text calls side by side both take longer than Solr's timeout."""
+
+    def __init__(self, real: SentenceEmbedder) -> None:
+        self.real, self.lock, self.computed = real, threading.Lock(), 0
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        for _ in texts:
+            with self.lock:
+                time.sleep(PER_TEXT)
+        self.computed += len(texts)
+        return self.real.embed(texts)
+
+    def count_tokens(self, text: str) -> int:
+        return self.real.count_tokens(text)
+
+
+def test_300_documents_through_a_slow_embedding_service_are_all_whole_and_nothing_is_computed_in_vain(
+    solr: SolrClient, settings: Settings, embedder: SentenceEmbedder, tmp_path: Path
+) -> None:
+    slow = SlowEmbedder(embedder)
+    admission = Admission(max_pending=1024, deadline=TIMEOUT - 1)
+    with serve(create_agent_app(slow, "extractive", admission)) as agent:  # type: ignore[arg-type]
+        mine = settings.replace(
+            collection_main="slow_FileShare",
+            collection_vector="slow_VectorMain",
+            vector_embedding_mode="processor",
+            embeddings_endpoint=f"{agent}/v1",
+            embeddings_model_name=MODEL_NAME,
+            embeddings_timeout=TIMEOUT,
+            index_retry_attempts=6,
+        )
+        bootstrap(solr, mine)
+        indexer = Indexer.of(solr, mine, Outbox(tmp_path / "o.sqlite"))
+        docs = [
+            {
+                "id": f"slow-{i}",
+                "title": f"Note {i}",
+                "exactContent": f"Maintenance note {i}: the pump {i} was checked.",
+            }
+            for i in range(DOCS)
+        ]
+        report = index_documents(indexer, docs, progress=False)
+    assert report.added == DOCS and report.failed == 0, report
+    solr.get(f"{mine.collection_vector}/update", {"commit": "true"})
+    found = solr.get(
+        f"{mine.collection_vector}/select",
+        {"q": "*:*", "rows": 0, "facet": "true", "facet.field": "parent_doc", "facet.limit": -1, "facet.mincount": 1},
+    )
+    parents = found["facet_counts"]["facet_fields"]["parent_doc"][::2]
+    assert len(parents) == DOCS  # every parent has its chunk
+    # the first batch is admitted before the agent knows its pace; after it, nothing computed is lost
+    assert slow.computed <= DOCS + 64, (slow.computed, admission.refused)
+    assert admission.refused > 0  # it did push back
