@@ -75,8 +75,10 @@ def _nodes(port: int | None, count: int | None = None, security_json: Path | Non
     settings = _settings()
     if count is None:
         count = 1 + len(list(var_dir().glob("solr-node*")))
-    base = port or urlsplit(settings.solr_url).port or 8983
-    return cluster(base, count, settings.solr_heap, settings.solr_soft_commit_ms, security_json)
+    base = port or urlsplit(settings.solr_url.split(",")[0]).port or 8983
+    return cluster(
+        base, count, settings.solr_heap, settings.solr_soft_commit_ms, security_json, settings.solr_zk_session_ms
+    )
 
 
 INSECURE_WARNING = (

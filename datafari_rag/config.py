@@ -82,7 +82,8 @@ class Settings:
         SOLR,
         "solr.url",
         "http://127.0.0.1:8983/solr",
-        "Base URL of Solr (the local runtime, a container, or an existing SolrCloud).",
+        "Base URL of Solr (the local runtime, a container, or an existing SolrCloud); several nodes of "
+        "one SolrCloud comma-separated: a node that cannot be reached is passed over for the next.",
     )
     collection_main: str = _key(SOLR, "solr.collection.main", "FileShare", "The documents' collection (BM25).")
     collection_vector: str = _key(SOLR, "solr.collection.vector", "VectorMain", "The chunks' collection (kNN).")
@@ -961,6 +962,16 @@ class Settings:
         "Milliseconds before new documents become visible unless a client commits.",
         minimum=1,
     )
+    solr_zk_session_ms: int = _key(
+        LOCAL,
+        "solr.local.zkSessionTimeout",
+        6000,
+        "Milliseconds ZooKeeper waits before it declares a silent node gone (Solr's zkClientTimeout; "
+        "Solr's default is 30000): writes to a shard whose replica or leader died resume after about "
+        "this long. At least 4000 (twice ZooKeeper's tick).",
+        minimum=4000,
+        maximum=120000,
+    )
 
     @property
     def admin_names(self) -> frozenset[str]:
@@ -1140,8 +1151,9 @@ def load_settings(path: Path | None = None, env: dict[str, str] | None = None) -
 
 def checked(settings: Settings) -> Settings:
     """The checks that span a value's text: a URL, lists of names, a JSON filter (ConfigError)."""
-    if not settings.solr_url.startswith(("http://", "https://")):
-        raise ConfigError(f"solr.url: {settings.solr_url!r} must be an http(s) URL")
+    urls = [u.strip() for u in settings.solr_url.split(",")]
+    if not all(u.startswith(("http://", "https://")) for u in urls):
+        raise ConfigError(f"solr.url: {settings.solr_url!r} must be an http(s) URL, or several separated by commas")
     if len(settings.prompt_instructions) > MAX_INSTRUCTIONS:
         raise ConfigError(f"prompt.instructions: at most {MAX_INSTRUCTIONS} characters")
     for origin in settings.origins:

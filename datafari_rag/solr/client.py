@@ -30,7 +30,12 @@ class SolrError(RuntimeError):
 
 
 class SolrClient:
-    """A thin JSON client over Solr's HTTP API, shared by every part of the sidecar."""
+    """A thin JSON client over Solr's HTTP API, shared by every part of the sidecar.
+
+    ``base_url`` may name several nodes of one SolrCloud, comma-separated: requests go to the
+    first that answers, and a node that cannot be connected to (killed, restarting) is passed
+    over for the next one, which then stays first. A node that answers slowly is not: sending a
+    slow request again elsewhere would double the load that made it slow."""
 
     def __init__(
         self,
@@ -39,7 +44,8 @@ class SolrClient:
         auth: tuple[str, str] | None = None,
         breaker: CircuitBreaker | None = None,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
+        # one list, shared with the probe() views: a node found dead is passed over by every view
+        self.urls = [u.strip().rstrip("/") for u in base_url.split(",") if u.strip()]
         self.timeout = timeout
         self.breaker: CircuitBreaker | Watcher | None = (
             breaker  # None: every request goes to Solr (the CLI's and the runtime's own clients)
@@ -48,6 +54,11 @@ class SolrClient:
         self.pool = urllib3.PoolManager(maxsize=POOL_SIZE, block=False, retries=False)
         self.auth = auth
         self.headers = urllib3.make_headers(basic_auth=":".join(auth)) if auth else {}
+
+    @property
+    def base_url(self) -> str:
+        """The node requests go to now."""
+        return self.urls[0]
 
     def probe(self) -> SolrClient:
         """The same Solr (pool, credentials) for health checks: fails at once while the circuit is
@@ -69,7 +80,7 @@ class SolrClient:
         """Sends one request; a Solr error status or an unreachable Solr raises :class:`SolrError`."""
         query = list(params.items()) if isinstance(params, dict) else list(params or [])
         query.append(("wt", "json"))
-        url = f"{self.base_url}/{path.lstrip('/')}?{urlencode(query)}"
+        target = f"{path.lstrip('/')}?{urlencode(query)}"
         sent = {**self.headers, **(headers or {})}
         if json is not None:
             data = jsonlib.dumps(json).encode("utf-8")
@@ -77,18 +88,25 @@ class SolrClient:
         if self.breaker is not None and not self.breaker.allow():
             raise SolrError(0, f"Solr at {self.base_url} is not answering (circuit open; retried shortly)")
         seconds = timeout or self.timeout
-        try:
-            response = self.pool.request(
-                method,
-                url,
-                body=data,
-                headers=sent,
-                timeout=urllib3.Timeout(connect=min(CONNECT_TIMEOUT, seconds), read=seconds),
-            )
-        except urllib3.exceptions.HTTPError as exc:
+        wait = urllib3.Timeout(connect=min(CONNECT_TIMEOUT, seconds), read=seconds)
+        response, failure = None, None
+        for node in list(self.urls):
+            try:
+                response = self.pool.request(method, f"{node}/{target}", body=data, headers=sent, timeout=wait)
+                break
+            except (urllib3.exceptions.ConnectTimeoutError, urllib3.exceptions.ProtocolError) as exc:
+                # not connected, or the connection died under the request (a node killed): the
+                # next node may answer (Solr's writes by id and its reads are safe to send again)
+                failure = exc
+                if node == self.urls[0] and len(self.urls) > 1:
+                    self.urls.append(self.urls.pop(0))
+            except urllib3.exceptions.HTTPError as exc:
+                failure = exc  # reached, then too slow: not sent again elsewhere
+                break
+        if response is None:
             if self.breaker is not None:
                 self.breaker.failed()
-            raise SolrError(0, f"Solr is unreachable at {self.base_url}: {exc}") from exc
+            raise SolrError(0, f"Solr is unreachable at {', '.join(self.urls)}: {failure}") from failure
         if self.breaker is not None:
             self.breaker.succeeded()
         if response.status >= 400:

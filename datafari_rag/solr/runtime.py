@@ -126,6 +126,7 @@ class LocalSolr:
     home: Path | None = None
     heap: str = Settings.solr_heap  # solr.local.heap
     soft_commit_ms: int = Settings.solr_soft_commit_ms  # solr.local.softCommitMs
+    zk_session_ms: int = Settings.solr_zk_session_ms  # solr.local.zkSessionTimeout
     # A security.json (authentication, authorization) that the node running ZooKeeper writes to
     # it before Solr starts: Solr never answers unauthenticated.
     security_json: Path | None = None
@@ -182,6 +183,9 @@ class LocalSolr:
             # new documents become visible within 10 s unless a client commits; shorter intervals
             # cost indexing speed (many small segments whose HNSW graphs are built, then merged)
             f"-Dsolr.autoSoftCommit.maxTime={self.soft_commit_ms}",
+            # a node killed without a goodbye is declared gone after this, and the writes of its
+            # shards resume (Solr's default, 30 s, stopped every write for about 35 s)
+            f"-DzkClientTimeout={self.zk_session_ms}",
             # Bound to 127.0.0.1. Open (development): the security filter takes the user the
             # sidecar names; secured: only the service account may name one.
             *([] if self.secured else ["-Dsecurity.trustWithoutAuthentication=true"]),
@@ -266,18 +270,22 @@ def cluster(
     heap: str = Settings.solr_heap,
     soft_commit_ms: int = Settings.solr_soft_commit_ms,
     security_json: Path | None = None,
+    zk_session_ms: int = Settings.solr_zk_session_ms,
 ) -> list[LocalSolr]:
     """The nodes of a local SolrCloud of ``nodes`` nodes on one ZooKeeper: the first on ``port``
     with the embedded ZooKeeper (``port`` + 1000) and home ``var/solr``, the others on the next
     ports, each with its own home (``var/solr-node<i>``), joining it. With ``security_json``,
     the first writes it to ZooKeeper before any node answers."""
-    first = LocalSolr(port=port, heap=heap, soft_commit_ms=soft_commit_ms, security_json=security_json)
+    first = LocalSolr(
+        port=port, heap=heap, soft_commit_ms=soft_commit_ms, security_json=security_json, zk_session_ms=zk_session_ms
+    )
     others = [
         LocalSolr(
             port=port + i,
             home=var_dir() / f"solr-node{i}",
             heap=heap,
             soft_commit_ms=soft_commit_ms,
+            zk_session_ms=zk_session_ms,
             zk_host=f"127.0.0.1:{port + 1000}",
             secured=security_json is not None,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import time
 from collections.abc import Iterator
 from typing import Any
 from unittest import mock
@@ -278,12 +279,49 @@ def test_a_shard_leader_failing_to_embed_never_gives_200_for_a_parent_without_ch
         assert not without_chunks([d["id"] for d in docs[:3]]) and without_chunks(["fail!never"])
 
 
+def test_writes_resume_within_10_s_of_a_node_going_silent(cloud: Settings, nodes: list[LocalSolr]) -> None:
+    """A node that vanishes without a word (frozen: its connections open, nothing answered, as a
+    machine cut off the network) is declared gone by ZooKeeper after solr.local.zkSessionTimeout
+    (6 s; Solr's default 30 s stopped every write for about 35 s), and writes through the other
+    node — parents and their chunks — succeed again within 10 s."""
+    os.kill(nodes[1].pid(), signal.SIGSTOP)
+    silent, solr, last_failure, n = time.monotonic(), SolrClient(nodes[0].url, 3), None, 0
+    try:
+        while time.monotonic() - silent < 20:
+            n += 1
+            doc = {"id": f"silent-{n}", "title": "fire drill", "exactContent": f"Fire drill {n}: meet at gate B."}
+            sent = time.monotonic() - silent
+            try:
+                solr.post(f"{cloud.collection_main}/update", json=[doc], params={"commit": "true"})
+            except SolrError:
+                last_failure = sent  # when the failed write was sent
+            time.sleep(0.2)
+    finally:
+        os.kill(nodes[1].pid(), signal.SIGCONT)
+    assert last_failure is None or last_failure < 10, (
+        f"a write sent {last_failure:.1f} s after the node went silent failed"
+    )
+    chunks = SolrClient(nodes[0].url, 30).get(
+        f"{cloud.collection_vector}/select", {"q": f'parent_doc:"silent-{n}"', "rows": 0}
+    )
+    assert chunks["response"]["numFound"] >= 1  # the last write is whole
+    deadline = time.monotonic() + 120  # node 2 back in the cluster for the next test
+    while (
+        len(SolrClient(nodes[0].url).get("admin/collections", {"action": "CLUSTERSTATUS"})["cluster"]["live_nodes"]) < 2
+    ):
+        assert time.monotonic() < deadline, "node 2 did not come back"
+        time.sleep(1)
+
+
 def test_searches_and_answers_survive_a_killed_node(
     cloud: Settings, nodes: list[LocalSolr], fake_llm_server: tuple[FakeLlm, str], fake_llm: FakeLlm
 ) -> None:
-    client = create_app(cloud.replace(llm_endpoint=fake_llm_server[1])).test_client()
+    # the sidecar knows both nodes, the one about to die first: it passes over to the other
+    both = f"{nodes[1].url},{nodes[0].url}"
+    client = create_app(cloud.replace(llm_endpoint=fake_llm_server[1], solr_url=both)).test_client()
     before = client.get(f"{API}/search/select", query_string={"q": "procedure", "rows": 0}).get_json()
     os.kill(nodes[1].pid(), signal.SIGKILL)  # no goodbye to ZooKeeper: its replicas just stop answering
+
     for _ in range(5):
         after = client.get(f"{API}/search/select", query_string={"q": "procedure", "rows": 0}).get_json()
         assert after["response"]["numFound"] == before["response"]["numFound"] == 2 * len(TOPICS)

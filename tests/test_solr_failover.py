@@ -1,0 +1,69 @@
+"""Several Solr URLs: a node that cannot be connected to is passed over for the next, which then
+stays first; a node that answers (even with an error) is not; all down is one clear error. The
+nodes are played by local sockets: one closed, one answering like Solr, one never answering."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from datafari_rag.solr import SolrClient, SolrError
+from datafari_rag.solr.breaker import CircuitBreaker
+
+
+class Solr(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        status = 404 if "missing" in self.path else 200
+        body = json.dumps({"responseHeader": {"status": 0}, "path": self.path}).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+@pytest.fixture
+def live() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Solr)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/solr"
+    server.shutdown()
+
+
+def closed_port() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/solr"  # nothing listens there any more
+
+
+def test_a_node_that_cannot_be_reached_is_passed_over_and_the_next_stays_first(live: str) -> None:
+    dead = closed_port()
+    client = SolrClient(f"{dead}, {live}", timeout=5, breaker=CircuitBreaker(failures=2, cooldown=30))
+    assert client.get("admin/info/system")["path"].startswith("/solr/admin/info/system")
+    assert client.base_url == live and client.urls == [live, dead]  # the live node first from now on
+    for _ in range(5):  # never a failure counted: the circuit stays closed
+        client.get("x")
+    assert client.probe().base_url == live  # the health checks' view shares the order
+
+
+def test_a_node_that_answers_with_an_error_is_not_passed_over(live: str) -> None:
+    client = SolrClient(f"{live},{closed_port()}", timeout=5)
+    with pytest.raises(SolrError) as refused:
+        client.get("missing")
+    assert refused.value.status == 404 and client.base_url == live
+
+
+def test_every_node_down_is_one_clear_error() -> None:
+    first, second = closed_port(), closed_port()
+    with pytest.raises(SolrError) as down:
+        SolrClient(f"{first},{second}", timeout=2).get("admin/info/system")
+    assert down.value.status == 0 and first in str(down.value) and second in str(down.value)
