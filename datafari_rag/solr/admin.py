@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,45 @@ def shard_names(solr: SolrClient, collection: str) -> list[str]:
     """The collection's shards (slices), by name."""
     status = solr.get("admin/collections", {"action": "CLUSTERSTATUS", "collection": collection})
     return sorted(status["cluster"]["collections"][collection]["shards"])
+
+
+def leaders(solr: SolrClient, collection: str) -> dict[str, str]:
+    """Each shard's leader: shard name -> node name."""
+    status = solr.get("admin/collections", {"action": "CLUSTERSTATUS", "collection": collection})
+    shards = status["cluster"]["collections"][collection]["shards"]
+    return {
+        name: next((r["node_name"] for r in shard["replicas"].values() if r.get("leader") == "true"), "")
+        for name, shard in sorted(shards.items())
+    }
+
+
+def balance_leaders(solr: SolrClient, collection: str) -> dict[str, str]:
+    """Spreads the shards' leadership over the nodes holding them: Solr elects whichever replica
+    comes up first, so after a cluster starts every leader sits on its first node, which then
+    does all the writing (and chunk embedding) and is the one whose loss stops every write. Marks
+    one ``preferredLeader`` replica per shard, evenly over the nodes (BALANCESHARDUNIQUE), and
+    makes them the leaders (REBALANCELEADERS). Returns shard -> leader node."""
+    if len(shard_names(solr, collection)) > 1:
+        solr.get(
+            "admin/collections",
+            {"action": "BALANCESHARDUNIQUE", "collection": collection, "property": "preferredLeader"},
+            timeout=max(solr.timeout, 60),
+        )
+        deadline = time.monotonic() + 60  # the Overseer sets the marks a moment later
+        while not _every_shard_marked(solr, collection) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        solr.get(
+            "admin/collections",
+            {"action": "REBALANCELEADERS", "collection": collection, "maxWaitSeconds": 60},
+            timeout=max(solr.timeout, 90),
+        )
+    return leaders(solr, collection)
+
+
+def _every_shard_marked(solr: SolrClient, collection: str) -> bool:
+    status = solr.get("admin/collections", {"action": "CLUSTERSTATUS", "collection": collection})
+    shards = status["cluster"]["collections"][collection]["shards"].values()
+    return all(any(r.get("property.preferredleader") == "true" for r in shard["replicas"].values()) for shard in shards)
 
 
 def zip_configset(folder: Path, extra: dict[str, Path] | None = None) -> bytes:

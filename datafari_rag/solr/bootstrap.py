@@ -43,6 +43,7 @@ class BootstrapReport:
     properties: dict[str, str] = field(default_factory=dict)  # user properties set
     security: str = "not asked"  # what securing did (bootstrap secures unless --insecure)
     door: str = ""  # what the start-up check saw (security_json.check_door)
+    leaders: dict[str, int] = field(default_factory=dict)  # collection -> nodes leading its shards
 
     def lines(self) -> list[str]:
         enabled = {k.split(":")[0]: v for k, v in self.properties.items() if k.endswith(":vector.enabled")}
@@ -54,6 +55,7 @@ class BootstrapReport:
             f"Solr user properties (chunk-and-embed, security filter): {props}",
             f"Solr authentication and authorization: {self.security}",
             f"Solr's door: {self.door}",
+            "shard leaders: " + (", ".join(f"{c} on {n} node(s)" for c, n in self.leaders.items()) or "one shard each"),
         ]
 
 
@@ -91,6 +93,10 @@ def bootstrap(
         for collection in (settings.collection_vector, settings.collection_main)
     ]
     report.model = next((o for o in outcomes if o != "unchanged"), "unchanged")
+
+    for collection in (settings.collection_vector, settings.collection_main):
+        if len(admin.shard_names(solr, collection)) > 1:  # at every bootstrap: a restart elects anew
+            report.leaders[collection] = len(set(admin.balance_leaders(solr, collection).values()))
 
     for collection in (settings.collection_vector, settings.collection_main):
         current = user_properties.get(solr, collection)

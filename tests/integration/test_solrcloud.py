@@ -95,6 +95,11 @@ def test_collections_span_both_nodes(cloud: Settings, nodes: list[LocalSolr]) ->
         assert len(shards) == 2
         for shard in shards.values():
             assert {r["node_name"] for r in shard["replicas"].values()} == set(status["live_nodes"])
+        # bootstrap spread the leadership: each node leads one shard (Solr had put both on the first)
+        leaders = [
+            next(r["node_name"] for r in s["replicas"].values() if r.get("leader") == "true") for s in shards.values()
+        ]
+        assert sorted(leaders) == sorted(status["live_nodes"]), (name, leaders)
 
 
 def test_each_chunk_is_written_once(cloud: Settings, nodes: list[LocalSolr]) -> None:
