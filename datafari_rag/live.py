@@ -78,6 +78,11 @@ class LiveServices:
                 self._refresh()
         return self._services
 
+    def last(self) -> Services:
+        """The configuration requests last saw, without looking at the store (the health checks'
+        thread: it must neither wait on the store nor log for it; requests refresh it)."""
+        return self._services
+
     def changed(self) -> Services:
         """After a save in this process: the new configuration, now."""
         with self._lock:

@@ -228,7 +228,7 @@ def monitor() -> Monitor:
     """The current application's monitor, made at its first use."""
     extensions = current_app.extensions
     if "health" not in extensions:
-        extensions.setdefault("health", Monitor(live().current))
+        extensions.setdefault("health", Monitor(live().last))
     return extensions["health"]
 
 
