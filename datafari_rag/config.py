@@ -663,7 +663,8 @@ class Settings:
         LLM,
         "llm.deadline",
         30.0,
-        "Seconds one LLM call may take in all: every attempt, and a streamed answer to its last token.",
+        "Seconds an answer's LLM calls may take in all, counted from the answer's start: every "
+        "call and attempt, and a streamed answer to its last token.",
         minimum=1,
     )
     llm_max_retries: int = _key(LLM, "llm.maxRetries", 1, "Retries of a failed LLM call.")

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import httpx
 
 from ..config import ConfigError, Settings
+from .deadline import ends as answer_ends
 from .openai_service import estimate_tokens
 from .service import ChatMessage, LlmError, Usage
 
@@ -51,7 +52,7 @@ class DatafariLlmService:
                 "temperature": self.temperature,
             }
         }
-        ends = time.monotonic() + self.deadline
+        ends = answer_ends(time.monotonic() + self.deadline)
         for attempt in range(self.max_retries + 1):
             left = ends - time.monotonic()
             if left <= 0:

@@ -19,6 +19,7 @@ from openai._constants import RAW_RESPONSE_HEADER
 
 from ..config import Settings
 from ..metrics import LLM_CALLS, LLM_SECONDS, LLM_TOKENS, timed_call
+from .deadline import ends as answer_ends
 from .service import AssistantTurn, ChatMessage, LlmError, ToolCall, Usage
 
 
@@ -141,7 +142,7 @@ class OpenAiLlmService:
     def chat(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, usage: Usage | None = None
     ) -> AssistantTurn:
-        ends = time.monotonic() + self.deadline
+        ends = answer_ends(time.monotonic() + self.deadline)
         with self._slots, timed_call(LLM_CALLS, LLM_SECONDS):
             completion = self._attempts(ends, lambda timeout: self._complete(messages, timeout, ends, tools))
         choice = (completion.get("choices") or [{}])[0]
@@ -162,7 +163,7 @@ class OpenAiLlmService:
         return AssistantTurn(text, calls)
 
     def stream(self, messages: list[ChatMessage], usage: Usage | None = None) -> Iterator[str]:
-        ends = time.monotonic() + self.deadline
+        ends = answer_ends(time.monotonic() + self.deadline)
         with self._slots, timed_call(LLM_CALLS, LLM_SECONDS):
             chunks = self._attempts(ends, lambda timeout: self._create_stream(messages, timeout))
             text, reported = [], None

@@ -21,6 +21,7 @@ from typing import Any
 from ..config import Settings
 from ..errors import DatafariError
 from ..llm import LlmError, LlmService, Usage
+from ..llm.deadline import answer_within
 from ..retrieval import RetrievalContext, Snippet, retrieve_all, retrieve_document
 from ..retrieval.cache import SemanticCache
 from ..retrieval.filters import NO_FILTER, SourceFilter
@@ -109,8 +110,13 @@ class Pipeline:
 
         Raises :class:`DatafariError`; ``ai/rag`` and ``ai/stream`` both consume this, so the final
         text is the same for the same LLM output. With ``stream``, only the final LLM call is
-        streamed; closing the iterator cancels it.
+        streamed; closing the iterator cancels it. Every LLM call of the answer ends within
+        ``llm.deadline`` of its start (:mod:`datafari_rag.llm.deadline`).
         """
+        with answer_within(self.settings.llm_deadline):
+            yield from self._events(request, access, stream)
+
+    def _events(self, request: RagRequest, access: UserAccess, stream: bool) -> Iterator[Event]:
         s = self.settings
         started = time.monotonic()
         if not s.enable_rag:

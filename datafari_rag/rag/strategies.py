@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from ..llm import LlmService, Usage
+from ..llm.deadline import carried
 from .citations import clean_answer
 from .packing import Item, take_pack
 from .prompts import Prompt, PromptContext, partial_answer_text
@@ -79,7 +80,7 @@ def mapreduce(
     prompts = _packs(items, lambda s: ctx.prompt("map", snippets=s), limit)
     if len(prompts) == 1:
         return FinalCall(prompts[0])
-    ask = partial(_ask, llm, usage)
+    ask = carried(partial(_ask, llm, usage))  # the pool's threads keep the answer's deadline
     with ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(prompts)))) as pool:
         progress("rag:map", len(prompts), len(prompts))
         partials = [p for p in pool.map(ask, prompts) if p]

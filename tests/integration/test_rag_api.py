@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -590,3 +591,18 @@ def test_the_guard_refuses_forbidden_topics_before_anything_runs(
         ("How much does my manager earn?", "blocked"),
         ("What is the CEO's wage?", "blocked"),
     ]
+
+
+def test_an_answers_llm_calls_share_one_deadline(client_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
+    """llm.deadline counts from the answer's start, not from each call: with query rewriting, an
+    LLM taking 2 s a call and a 3 s deadline, the answer ends at 3 s with ragTechnicalError
+    (before: the rewriting's 2 s, then a fresh 3 s for the answer — 4 s, and an answer past its
+    deadline)."""
+    fake_llm.reset(delay=2.0)
+    client = client_for(retrieval_method="bm25", rewriting_bm25=True, llm_deadline=3, llm_max_retries=0)
+    began = time.monotonic()
+    out = rag(client, query="How many days of paid annual leave?")
+    took = time.monotonic() - began
+    assert len(fake_llm.calls) == 2  # the rewriting, then the answer
+    assert out["status"] == "ERROR" and out["content"]["error"]["label"] == "ragTechnicalError", out
+    assert took < 3.5, took
