@@ -44,3 +44,38 @@ def test_a_docx_that_expands_too_far_is_refused_before_it_is_opened(tmp_path: Pa
     assert bomb.stat().st_size < 200_000
     assert isinstance(out[0], ExtractionError) and "bomb.docx" in str(out[0]) and "expands to" in str(out[0])
     assert not isinstance(out[1], ExtractionError) and out[1]["exactContent"] == "The pump is serviced every spring."
+
+
+def _pdf(content: bytes) -> bytes:
+    """A one-page PDF whose content stream is ``content``, Flate-compressed."""
+    import zlib
+
+    data = zlib.compress(content, 9)
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
+        b" /Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data + b"\nendstream",
+    ]
+    out, offsets = b"%PDF-1.4\n", []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+
+
+def test_a_pdf_whose_stream_expands_too_far_is_refused(tmp_path: Path) -> None:
+    """A compression bomb dressed as a PDF: a stream of 80 MB in about 80 kB is refused, named; a
+    PDF of the same make with a real page goes through."""
+    bomb = tmp_path / "bomb.pdf"
+    bomb.write_bytes(_pdf(b" " * (80 * 1024 * 1024)))
+    real = tmp_path / "real.pdf"
+    real.write_bytes(_pdf(b"BT /F1 12 Tf 72 720 Td (The pump is serviced every spring.) Tj ET"))
+    out = list(all_documents([bomb, real]))
+    assert bomb.stat().st_size < 200_000
+    assert isinstance(out[0], ExtractionError) and "bomb.pdf" in str(out[0]) and "expands beyond" in str(out[0])
+    assert not isinstance(out[1], ExtractionError) and "pump is serviced" in out[1]["exactContent"]

@@ -21,7 +21,8 @@ class ExtractionError(ValueError):
 
 
 # A docx is a zip: what it expands to is bounded before it is opened (a 66 kB file can expand to
-# gigabytes and take the worker's memory and CPU with it). Office files expand 2-20 times.
+# gigabytes and take the worker's memory and CPU with it). Office files expand 2-20 times. A
+# PDF's compressed streams and its text are bounded by the same figures (_pdf_text).
 MAX_EXPANDED_BYTES = 64 * 1024 * 1024
 MAX_EXPANSION_RATIO = 100
 
@@ -40,6 +41,33 @@ def check_expansion(path: Path) -> None:
             f"refused: it expands to {expanded:,} bytes ({expanded / size:.0f} times its {size:,} bytes); "
             f"at most {MAX_EXPANDED_BYTES:,} bytes and {MAX_EXPANSION_RATIO} times are read"
         )
+
+
+def _pdf_text(path: Path) -> tuple[str, str | None]:
+    """A PDF's text, bounded like a docx: a compressed stream may expand to at most
+    MAX_EXPANDED_BYTES (pypdf's own limit, lowered to ours), and the text of all pages together
+    to at most that or MAX_EXPANSION_RATIO times the file's size."""
+    import pypdf.filters
+    from pypdf import PdfReader
+    from pypdf.errors import LimitReachedError
+
+    pypdf.filters.ZLIB_MAX_OUTPUT_LENGTH = min(pypdf.filters.ZLIB_MAX_OUTPUT_LENGTH, MAX_EXPANDED_BYTES)
+    bound = min(MAX_EXPANDED_BYTES, MAX_EXPANSION_RATIO * max(path.stat().st_size, 1))
+    reader = PdfReader(path)
+    title = reader.metadata.title if reader.metadata else None
+    pages, total = [], 0
+    try:
+        for page in reader.pages:
+            contents = page.get_contents()  # decoded here: pypdf's text extraction hides the limit
+            if contents is not None:
+                contents.get_data()
+            pages.append(page.extract_text() or "")
+            total += len(pages[-1])
+            if total > bound:
+                raise ExtractionError(f"refused: its text exceeds {bound:,} characters (a compression bomb?)")
+    except LimitReachedError as exc:
+        raise ExtractionError(f"refused: a stream expands beyond {MAX_EXPANDED_BYTES:,} bytes ({exc})") from exc
+    return "\n\n".join(pages), title
 
 
 def find_files(paths: list[Path]) -> list[Path]:
@@ -66,11 +94,7 @@ def _text(path: Path) -> tuple[str, str | None]:
         title = soup.title.get_text(strip=True) if soup.title else None
         return soup.get_text("\n", strip=True), title
     if suffix == ".pdf":
-        from pypdf import PdfReader
-
-        reader = PdfReader(path)
-        title = reader.metadata.title if reader.metadata else None
-        return "\n\n".join(page.extract_text() or "" for page in reader.pages), title
+        return _pdf_text(path)
     if suffix == ".docx":
         import docx
 
