@@ -37,7 +37,7 @@ def _utc(moment: datetime) -> datetime:
 class SignInThrottle:
     def __init__(self, engine: Engine, max_per_user: int, max_per_address: int, window: float) -> None:
         self.sessions = sessionmaker(engine, expire_on_commit=False)
-        self.limits = ((max_per_user, _user_key), (max_per_address, _address_key))
+        self.max_per_user, self.max_per_address = max_per_user, max_per_address
         self.window = timedelta(seconds=window)
 
     def wait(self, username: str, address: str | None, now: datetime | None = None) -> int:
@@ -45,8 +45,8 @@ class SignInThrottle:
         now = now or datetime.now(UTC)
         wait = 0.0
         with transaction(self.sessions, WHAT) as session:
-            for (limit, key_of), value in zip(self.limits, (username, address), strict=True):
-                times = self._recent(session, key_of(value), now)  # type: ignore[operator]
+            for limit, key in ((self.max_per_user, _user_key(username)), (self.max_per_address, _address_key(address))):
+                times = self._recent(session, key, now)
                 if len(times) >= limit:
                     # free again when all but limit-1 of them have left the window
                     wait = max(wait, (times[len(times) - limit] + self.window - now).total_seconds())

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from sqlalchemy import Engine, func, select
@@ -353,21 +354,21 @@ class StoreHandle:
             self._parts[kind] = kind(self.get().engine, *args)
         return self._parts[kind]
 
-    def _sealer(self) -> Sealer:
+    @cached_property
+    def sealer(self) -> Sealer:
         """What seals the secrets this database keeps (security.secretsKey)."""
         from ..security.sealed import Sealer
 
-        if Sealer not in self._parts:
-            self._parts[Sealer] = Sealer.of(self.settings)
-        return self._parts[Sealer]
+        return Sealer.of(self.settings)
 
-    def _sealed(self, part: S) -> S:
-        """``part``, whose secrets saved in clear before sealing existed are sealed once."""
-        key = ("sealed", type(part))
-        if key not in self._parts:
+    def _sealed_part(self, kind: type[S]) -> S:
+        """A store that keeps secrets, made with the sealer; what it saved in clear before sealing
+        existed is sealed once, before it is first handed out."""
+        if kind not in self._parts:
+            part = kind(self.get().engine, self.sealer)  # type: ignore[call-arg]
             part.seal_clear()
-            self._parts[key] = True
-        return part
+            self._parts[kind] = part
+        return self._parts[kind]
 
     def users(self) -> UserStore:
         """The local users, in the same database."""
@@ -386,13 +387,13 @@ class StoreHandle:
         """The settings administrators changed at run time, in the same database."""
         from .overrides import OverrideStore
 
-        return self._sealed(self._part(OverrideStore, self._sealer()))
+        return self._sealed_part(OverrideStore)
 
     def workflows(self) -> WorkflowStore:
         """The workflows and their API keys, in the same database."""
         from ..workflows.store import WorkflowStore
 
-        return self._sealed(self._part(WorkflowStore, self._sealer()))
+        return self._sealed_part(WorkflowStore)
 
     def jobs(self) -> JobStore:
         """The indexing jobs' progress, in the same database."""
