@@ -151,7 +151,7 @@ def check_all(services: Services, budget: float) -> dict[str, Any]:
 
 class Monitor:
     """The process's background checks: one thread, started by the first request that asks,
-    ending when its application is gone (it holds the app's services only through a weak
+    ending when its application is gone (the thread holds the monitor only through a weak
     reference)."""
 
     def __init__(self, services: Callable[[], Services]) -> None:
@@ -228,7 +228,7 @@ def monitor() -> Monitor:
     """The current application's monitor, made at its first use."""
     extensions = current_app.extensions
     if "health" not in extensions:
-        extensions.setdefault("health", Monitor(live().last))
+        extensions["health"] = Monitor(live().last)
     return extensions["health"]
 
 
