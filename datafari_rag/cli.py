@@ -25,7 +25,7 @@ from .paths import CONF, var_dir
 from .services import build_services
 from .solr import SolrError
 from .solr.bootstrap import SchemaProblem, bootstrap
-from .solr.runtime import LocalSolr, RuntimeProblem, cluster, ensure_jars
+from .solr.runtime import LocalCluster, RuntimeProblem, cluster, ensure_jars
 from .solr.security_json import SecurityProblem, check_door, write_config
 from .solr.service_account import credentials
 
@@ -66,18 +66,28 @@ def main() -> None:
 
 @main.group()
 def solr() -> None:
-    """The local Solr 9.10 runtime (Maven Central jars, SolrCloud with embedded ZooKeeper)."""
+    """The local Solr 9.10 runtime (Maven Central jars, SolrCloud on ZooKeeper servers of its own)."""
 
 
-def _nodes(port: int | None, count: int | None = None, security_json: Path | None = None) -> list[LocalSolr]:
-    """The local cluster's nodes (``count`` of them; default: those started before), the first on
-    the given port or the port of solr.url."""
+def _cluster(
+    port: int | None, count: int | None = None, security_json: Path | None = None, zookeepers: int | None = None
+) -> LocalCluster:
+    """The local cluster (``count`` nodes, ``zookeepers`` ZooKeeper servers; default: as started
+    before), the first node on the given port or the port of solr.url."""
     settings = _settings()
     if count is None:
         count = 1 + len(list(var_dir().glob("solr-node*")))
+    if zookeepers is None:
+        zookeepers = len(list(var_dir().glob("zookeeper*"))) or None
     base = port or urlsplit(settings.solr_url.split(",")[0]).port or 8983
     return cluster(
-        base, count, settings.solr_heap, settings.solr_soft_commit_ms, security_json, settings.solr_zk_session_ms
+        base,
+        count,
+        settings.solr_heap,
+        settings.solr_soft_commit_ms,
+        security_json,
+        settings.solr_zk_session_ms,
+        zookeepers,
     )
 
 
@@ -96,9 +106,20 @@ def _security_json(settings: Settings, secure: bool, own: Path | None) -> Path |
 
 
 @solr.command("start")
-@click.option("--port", type=int, help="Solr port (default: the port of solr.url); ZooKeeper uses port + 1000.")
+@click.option(
+    "--port",
+    type=int,
+    help="Solr port (default: the port of solr.url); ZooKeeper server i listens on port + 1000 + i "
+    "(peers on port + 2000 + i, elections on port + 3000 + i).",
+)
 @click.option(
     "--nodes", type=click.IntRange(1, 8), default=1, show_default=True, help="SolrCloud nodes (ports port, port+1…)."
+)
+@click.option(
+    "--zookeepers",
+    type=click.Choice(["1", "3", "5"]),
+    help="ZooKeeper servers, each its own process (default: 1 for one node, 3 — an ensemble that "
+    "survives losing any one — for several).",
 )
 @click.option("--timeout", type=float, default=120.0, show_default=True)
 @click.option(
@@ -116,14 +137,18 @@ def _security_json(settings: Settings, secure: bool, own: Path | None) -> Path |
     "--insecure: no authentication, for development only.",
 )
 @_clear_errors
-def solr_start(port: int | None, nodes: int, timeout: float, security_json: Path | None, secure: bool) -> None:
-    """Starts Solr in the background (one node, or a cluster on one ZooKeeper) and waits until it answers."""
+def solr_start(
+    port: int | None, nodes: int, zookeepers: str | None, timeout: float, security_json: Path | None, secure: bool
+) -> None:
+    """Starts Solr in the background (one node, or a cluster on a ZooKeeper ensemble) and waits until it answers."""
     security_json = _security_json(_settings(), secure, security_json)
-    for node in _nodes(port, nodes, security_json):
-        seconds = node.start(timeout=timeout)
-        click.echo(f"Solr is running at {node.url} (pid {node.pid()}, ready in {seconds:.1f}s)")
-        if security_json is None:
+    local = _cluster(port, nodes, security_json, int(zookeepers) if zookeepers else None)
+    local.start(timeout, echo=click.echo)
+    if security_json is None:
+        for node in local.nodes:
             click.echo(INSECURE_WARNING.format(url=node.url), err=True)
+    if nodes > 1:
+        click.echo(f"solr.url={local.urls}   (every node: the sidecar fails over when one dies)")
 
 
 @solr.command("security-json")
@@ -144,9 +169,9 @@ def solr_security_json(output: Path) -> None:
 @click.option("--port", type=int)
 @_clear_errors
 def solr_stop(port: int | None) -> None:
-    """Stops every local Solr node (the one with ZooKeeper last)."""
-    stopped = [node.url for node in reversed(_nodes(port)) if node.stop()]
-    click.echo(f"Solr stopped ({len(stopped)} node(s))" if stopped else "Solr was not running")
+    """Stops every local Solr node, then ZooKeeper."""
+    stopped = _cluster(port).stop()
+    click.echo(f"Solr stopped ({', '.join(stopped)})" if stopped else "Solr was not running")
 
 
 @solr.command("status")
@@ -155,7 +180,9 @@ def solr_stop(port: int | None) -> None:
 def solr_status(port: int | None) -> None:
     """Says whether each local node runs, and its version."""
     auth = credentials(_settings())
-    click.echo(json.dumps([node.status(auth) for node in _nodes(port)], indent=2))
+    local = _cluster(port)
+    state = [node.status(auth) for node in local.nodes] + [zk.status() for zk in local.zookeepers]
+    click.echo(json.dumps(state, indent=2))
 
 
 @solr.command("fetch")
@@ -600,7 +627,8 @@ def _signal_group(child: subprocess.Popen[bytes], signum: int) -> None:
 def run_cmd(insecure: bool) -> None:
     """Starts Solr (secured), the agent and the sidecar, bootstraps, indexes the sample; Ctrl-C stops all."""
     settings = _settings()
-    node = _nodes(None, 1, _security_json(settings, not insecure, None))[0]
+    local = _cluster(None, None, _security_json(settings, not insecure, None))
+    node = local.nodes[0]
     started_solr = node.pid() is None
     children: list[subprocess.Popen[bytes]] = []
 
@@ -613,17 +641,19 @@ def run_cmd(insecure: bool) -> None:
                 child.wait(timeout=15)
             _signal_group(child, signal.SIGKILL)  # workers left behind (one still booting) go too
         if started_solr:
-            node.stop()
+            local.stop()
 
     # Ctrl-C must work even when started from a shell that made this process ignore SIGINT
     signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        click.echo(f"Solr ready at {node.url} in {node.start():.1f}s")
-        env = {**os.environ, env_name("solr.url"): node.url}
+        began = time.monotonic()
+        local.start()
+        click.echo(f"Solr ready at {local.urls} in {time.monotonic() - began:.1f}s")
+        env = {**os.environ, env_name("solr.url"): local.urls}
         children.append(_server(_gunicorn("datafari_rag.agent.app:create_agent_app()", "gunicorn_agent.conf.py"), env))
         _wait_http(f"{settings.agent_url}/models", 60, children[-1], "agent")
         click.echo(f"Agent ready at {settings.agent_url}")
-        services = build_services(settings.replace(solr_url=node.url))
+        services = build_services(settings.replace(solr_url=local.urls))
         for line in bootstrap(services.solr, services.settings, secure=not insecure).lines():
             click.echo(line)
         if insecure:

@@ -732,10 +732,12 @@ class Settings:
     index_retry_attempts: int = _key(
         INDEX,
         "index.retry.attempts",
-        3,
-        "A batch Solr answers with a 5xx (the embedding service or a node busy) is sent again this "
-        "many times, after index.retry.delay seconds doubling each time, before each document is "
-        "tried alone: back-pressure slows intake instead of failing documents.",
+        4,
+        "A batch Solr answers with a 5xx (the embedding service or a node busy, a shard's leader "
+        "lost) is sent again this many times, after index.retry.delay seconds doubling each time "
+        "(1+2+4+8 s: longer than a lost leader's replacement, solr.local.zkSessionTimeout and an "
+        "election), before each document is tried alone: back-pressure slows intake instead of "
+        "failing documents.",
         maximum=10,
     )
     index_retry_delay: float = _key(

@@ -3,21 +3,17 @@
 ``ensure_jars`` resolves the jars (and builds the text-to-vector plugin) with Maven into the
 git-ignored ``solr_config/runtime/lib``; Maven's own repository is the download cache, and a
 stamp of the poms and plugin sources skips the step when nothing changed. ``start`` runs
-``Launcher.java`` (JettySolrRunner, bound to 127.0.0.1) as a single-node SolrCloud with embedded
-ZooKeeper on the Solr port + 1000, and waits until Solr answers.
+``Launcher.java`` (JettySolrRunner, bound to 127.0.0.1) as a SolrCloud node on ZooKeeper servers
+of their own (:mod:`.zookeeper`), and waits until Solr answers.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import json
-import os
-import re
 import shutil
-import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,31 +22,10 @@ from ..config import Settings
 from ..paths import SOLR_PLUGIN, SOLR_RUNTIME, var_dir
 from .admin import system_info
 from .client import SolrClient, SolrError
+from .process import LIB, PidFile, RuntimeProblem, java_version
+from .zookeeper import CLIENT, LocalZooKeeper, connect_string, ensemble
 
-MIN_JAVA = 17
-LIB = SOLR_RUNTIME / "lib"
 STAMP = SOLR_RUNTIME / ".lib-stamp"
-
-
-class RuntimeProblem(RuntimeError):
-    """The local runtime cannot start; the message says what to install or look at."""
-
-
-def java_version(java: str = "java") -> int:
-    """The major version of ``java``, or a clear error if it is missing or too old."""
-    path = shutil.which(java)
-    if path is None:
-        raise RuntimeProblem(f"'{java}' was not found: the local Solr needs Java {MIN_JAVA} or later.")
-    out = subprocess.run([path, "-version"], capture_output=True, text=True, check=False).stderr
-    match = re.search(r'version "(\d+)(?:\.(\d+))?', out)
-    if not match:
-        raise RuntimeProblem(f"Could not read the version of {path}: {out.strip()[:200]}")
-    major = int(match.group(1))
-    if major == 1:  # "1.8.0" style
-        major = int(match.group(2) or 0)
-    if major < MIN_JAVA:
-        raise RuntimeProblem(f"{path} is Java {major}; the local Solr needs Java {MIN_JAVA} or later.")
-    return major
 
 
 def _sources_digest() -> str:
@@ -120,43 +95,46 @@ def ensure_jars(mvn: str = "mvn", echo: bool = True) -> bool:
 
 @dataclass
 class LocalSolr:
-    """One local Solr node: its port, its home folder (cores, ZooKeeper data, logs) and pid file."""
+    """One local Solr node: its port, its home folder (cores, logs) and pid file."""
 
     port: int = 8983
     home: Path | None = None
     heap: str = Settings.solr_heap  # solr.local.heap
     soft_commit_ms: int = Settings.solr_soft_commit_ms  # solr.local.softCommitMs
     zk_session_ms: int = Settings.solr_zk_session_ms  # solr.local.zkSessionTimeout
-    # A security.json (authentication, authorization) that the node running ZooKeeper writes to
-    # it before Solr starts: Solr never answers unauthenticated.
+    # A security.json (authentication, authorization) written to ZooKeeper before this node's
+    # Solr starts: Solr never answers unauthenticated.
     security_json: Path | None = None
     # The cluster authenticates (its ZooKeeper holds a security.json). When not, Solr's security
     # filter takes the user the sidecar names from any client: a development switch.
     secured: bool = False
-    # ZooKeeper of another node ("127.0.0.1:9983"): this node joins that node's cluster; None:
-    # it runs the cluster's embedded ZooKeeper itself (on its port + 1000).
+    # The cluster's ZooKeeper ("127.0.0.1:9983,127.0.0.1:9984,…"), started before the node; None:
+    # the node starts and stops a ZooKeeper server of its own (on its port + 1000, data in its
+    # home's zoo_data), as a single node.
     zk_host: str | None = None
 
     def __post_init__(self) -> None:
         self.home = Path(self.home or var_dir() / "solr")
-        self.pid_file = self.home / "solr.pid"
+        self.pid_file = PidFile(self.home / "solr.pid")
         self.log_dir = self.home / "logs"
         self.secured = self.secured or self.security_json is not None
+        self.zookeeper = (
+            None
+            if self.zk_host
+            else LocalZooKeeper(client_port=self.port + CLIENT, home=self.home, data_dir=self.home / "zoo_data")
+        )
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/solr"
 
     def pid(self) -> int | None:
-        """The pid of a running node started from this home, else None (a stale file is removed)."""
-        try:
-            record = json.loads(self.pid_file.read_text())
-            pid = int(record["pid"])
-            os.kill(pid, 0)
-        except (OSError, ValueError, KeyError):
-            self.pid_file.unlink(missing_ok=True)
+        """The pid of a running node started from this home, else None."""
+        running = self.pid_file.read()
+        if running is None:
             return None
-        self.port = int(record.get("port", self.port))
+        pid, port = running
+        self.port = port or self.port
         return pid
 
     def start(self, timeout: float = 120.0) -> float:
@@ -166,14 +144,17 @@ class LocalSolr:
             return 0.0
         java_version()
         ensure_jars()
+        zk_host = self.zk_host
+        if self.zookeeper is not None:
+            self.zookeeper.start(timeout)
+            zk_host = self.zookeeper.address
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        for name in ("solr.xml", "zoo.cfg"):
-            shutil.copyfile(SOLR_RUNTIME / name, self.home / name)
+        shutil.copyfile(SOLR_RUNTIME / "solr.xml", self.home / "solr.xml")
         command = [
             "java",
             f"-Xmx{self.heap}",
             "-XX:+UseG1GC",
-            *([f"-DzkHost={self.zk_host}"] if self.zk_host else ["-DzkRun"]),
+            f"-DzkHost={zk_host}",
             f"-DhostPort={self.port}",
             "-Dhost=127.0.0.1",
             "-Djetty.host=127.0.0.1",
@@ -194,21 +175,13 @@ class LocalSolr:
             str(SOLR_RUNTIME / "Launcher.java"),
             str(self.home),
             str(self.port),
-            *([str(Path(self.security_json).resolve())] if self.security_json and not self.zk_host else []),
+            *([str(Path(self.security_json).resolve())] if self.security_json else []),
         ]
-        console = (self.log_dir / "console.log").open("ab")
-        process = subprocess.Popen(
-            command,
-            stdout=console,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        self.pid_file.write_text(json.dumps({"pid": process.pid, "port": self.port}))
+        process = self.pid_file.spawn(command, self.log_dir / "console.log", self.port)
         client = SolrClient(self.url, timeout=5)
         while time.monotonic() - began < timeout:
             if process.poll() is not None:
-                self.pid_file.unlink(missing_ok=True)
+                self.pid_file.path.unlink(missing_ok=True)
                 raise RuntimeProblem(f"Solr exited with code {process.returncode}:\n{self._log_tail()}")
             try:
                 if system_info(client)["mode"] == "solrcloud":
@@ -221,24 +194,11 @@ class LocalSolr:
         raise RuntimeProblem(f"Solr did not answer within {timeout:.0f}s:\n{self._log_tail()}")
 
     def stop(self, timeout: float = 30.0) -> bool:
-        """Stops the node; returns False if none was running."""
-        pid = self.pid()
-        if pid is None:
-            return False
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                os.kill(pid, 0)
-            except OSError:
-                break
-            _reap(pid)
-            time.sleep(0.2)
-        else:
-            os.kill(pid, signal.SIGKILL)
-            _reap(pid)
-        self.pid_file.unlink(missing_ok=True)
-        return True
+        """Stops the node (then its own ZooKeeper); returns False if none was running."""
+        stopped = self.pid_file.stop(timeout)
+        if self.zookeeper is not None:
+            self.zookeeper.stop(timeout)
+        return stopped
 
     def status(self, auth: tuple[str, str] | None = None) -> dict[str, object]:
         pid = self.pid()
@@ -248,6 +208,8 @@ class LocalSolr:
             "port": self.port,
             "url": self.url,
         }
+        if self.zookeeper is not None:
+            state["zookeeper"] = self.zookeeper.status()
         if pid is not None:
             try:
                 state.update(system_info(SolrClient(self.url, timeout=5, auth=auth)))
@@ -264,6 +226,47 @@ class LocalSolr:
         return text
 
 
+@dataclass
+class LocalCluster:
+    """A local SolrCloud: its ZooKeeper servers (none when a single node runs its own) and its
+    Solr nodes, started in that order and stopped in the reverse one."""
+
+    zookeepers: list[LocalZooKeeper]
+    nodes: list[LocalSolr]
+
+    @property
+    def urls(self) -> str:
+        """Every node, comma-separated, as solr.url takes them (the sidecar fails over)."""
+        return ",".join(node.url for node in self.nodes)
+
+    def ports(self) -> list[int]:
+        """Every port the cluster listens on."""
+        servers = self.zookeepers + [n.zookeeper for n in self.nodes if n.zookeeper is not None]
+        peers = {peer for zk in servers for peer in zk.peers}
+        return [
+            *(node.port for node in self.nodes),
+            *(zk.client_port for zk in servers),
+            *(port for peer in peers for port in (peer.quorum_port, peer.election_port)),
+        ]
+
+    def start(self, timeout: float = 120.0, echo: Callable[[str], object] = lambda _: None) -> None:
+        """ZooKeeper first (every server launched before any is waited for: a member serves only
+        once a quorum runs), then each node."""
+        for zookeeper in self.zookeepers:
+            zookeeper.start(timeout, wait=False)
+        for zookeeper in self.zookeepers:
+            zookeeper.start(timeout)
+            echo(f"ZooKeeper is running at {zookeeper.address} (pid {zookeeper.pid()}, {zookeeper.mode()})")
+        for node in self.nodes:
+            seconds = node.start(timeout=timeout)
+            echo(f"Solr is running at {node.url} (pid {node.pid()}, ready in {seconds:.1f}s)")
+
+    def stop(self) -> list[str]:
+        """Stops every node, then every ZooKeeper server; names what was running."""
+        stopped = [node.url for node in reversed(self.nodes) if node.stop()]
+        return stopped + [zk.address for zk in reversed(self.zookeepers) if zk.stop()]
+
+
 def cluster(
     port: int,
     nodes: int,
@@ -271,30 +274,27 @@ def cluster(
     soft_commit_ms: int = Settings.solr_soft_commit_ms,
     security_json: Path | None = None,
     zk_session_ms: int = Settings.solr_zk_session_ms,
-) -> list[LocalSolr]:
-    """The nodes of a local SolrCloud of ``nodes`` nodes on one ZooKeeper: the first on ``port``
-    with the embedded ZooKeeper (``port`` + 1000) and home ``var/solr``, the others on the next
-    ports, each with its own home (``var/solr-node<i>``), joining it. With ``security_json``,
-    the first writes it to ZooKeeper before any node answers."""
-    first = LocalSolr(
-        port=port, heap=heap, soft_commit_ms=soft_commit_ms, security_json=security_json, zk_session_ms=zk_session_ms
-    )
-    others = [
+    zookeepers: int | None = None,
+) -> LocalCluster:
+    """A local SolrCloud of ``nodes`` nodes: the first on ``port`` with home ``var/solr``, the
+    others on the next ports with homes ``var/solr-node<i>``. One node runs its own ZooKeeper;
+    several share an ensemble of ``zookeepers`` servers (default three: any one may die), each
+    its own process. With ``security_json``, the first node writes it to ZooKeeper before any
+    node answers."""
+    size = zookeepers or (0 if nodes == 1 else 3)
+    servers = ensemble(port, size) if size else []
+    zk_host = connect_string(servers) if servers else None  # None: the single node's own
+    members = [
         LocalSolr(
             port=port + i,
-            home=var_dir() / f"solr-node{i}",
+            home=var_dir() / ("solr" if i == 0 else f"solr-node{i}"),
             heap=heap,
             soft_commit_ms=soft_commit_ms,
             zk_session_ms=zk_session_ms,
-            zk_host=f"127.0.0.1:{port + 1000}",
+            security_json=security_json if i == 0 else None,
             secured=security_json is not None,
+            zk_host=zk_host,
         )
-        for i in range(1, nodes)
+        for i in range(nodes)
     ]
-    return [first, *others]
-
-
-def _reap(pid: int) -> None:
-    """Collects the exit status of a child we started (no zombie keeps the pid alive)."""
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)
+    return LocalCluster(servers, members)

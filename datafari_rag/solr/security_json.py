@@ -74,7 +74,7 @@ def write_config(settings: Settings, path: Path) -> Path:
 
 def install_in_zookeeper(path: Path, zk_host: str) -> None:
     """Copies ``path`` to ZooKeeper's /security.json with Solr's own CLI (the runtime's jars)."""
-    from .runtime import LIB
+    from .process import LIB
 
     command = ["java", "-cp", f"{LIB}/*", "org.apache.solr.cli.SolrCLI", "zk", "cp"]
     command += [f"file:{path.resolve()}", "zk:/security.json", "-z", zk_host]

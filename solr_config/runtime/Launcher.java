@@ -1,8 +1,6 @@
-import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
-import org.apache.solr.cloud.SolrZkServer;
 import org.apache.solr.common.cloud.SolrZkClient;
 import org.apache.solr.embedded.JettyConfig;
 import org.apache.solr.embedded.JettySolrRunner;
@@ -13,27 +11,19 @@ import org.apache.zookeeper.CreateMode;
  * from a solr home, as the project's local runtime. Run as a single-file source program:
  * java -cp 'lib/*' Launcher.java SOLR_HOME PORT [SECURITY_JSON]
  *
- * <p>With SECURITY_JSON on the node that runs the embedded ZooKeeper (-DzkRun), ZooKeeper starts
- * first, the file becomes its /security.json, and only then does Solr start: Solr never answers a
- * request before it authenticates.
+ * <p>ZooKeeper runs in processes of its own (-DzkHost names them). With SECURITY_JSON the file
+ * becomes ZooKeeper's /security.json before Solr starts: Solr never answers a request before it
+ * authenticates.
  */
 public class Launcher {
   public static void main(String[] args) throws Exception {
     String home = args[0];
     int port = Integer.parseInt(args[1]);
-    SolrZkServer zooKeeper = null;
-    if (args.length > 2 && System.getProperty("zkRun") != null) {
-      zooKeeper = new SolrZkServer(System.getProperty("zkRun"), null, new File(home, "zoo_data"), home, port);
-      zooKeeper.parseConfig();
-      zooKeeper.start();
-      String zkHost = zooKeeper.getClientString();
-      installSecurity(zkHost, Path.of(args[2]));
-      System.clearProperty("zkRun");
-      System.setProperty("zkHost", zkHost);
+    if (args.length > 2) {
+      installSecurity(System.getProperty("zkHost"), Path.of(args[2]));
     }
     JettyConfig config = JettyConfig.builder().setPort(port).setContext("/solr").build();
     JettySolrRunner solr = new JettySolrRunner(home, config);
-    SolrZkServer ownZooKeeper = zooKeeper;
     Runtime.getRuntime()
         .addShutdownHook(
             new Thread(
@@ -42,9 +32,6 @@ public class Launcher {
                     solr.stop();
                   } catch (Exception e) {
                     e.printStackTrace();
-                  }
-                  if (ownZooKeeper != null) {
-                    ownZooKeeper.stop();
                   }
                 }));
     solr.start();

@@ -1,4 +1,4 @@
-"""A two-node SolrCloud on one ZooKeeper, started as `datafari-rag solr start --nodes 2` does:
+"""A two-node SolrCloud on a ZooKeeper ensemble of three, started as `datafari-rag solr start --nodes 2` does:
 collections of 2 shards x 2 replicas, FileShare's update processor chunking every write (through
 the sidecar on one node, straight into FileShare on the other), each chunk once and a parent's
 chunks on one shard, kNN equal to the global top K of both shards, and searches and answers still
@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import time
 from collections.abc import Iterator
 from typing import Any
-from unittest import mock
 
 import numpy as np
 import pytest
@@ -26,37 +24,19 @@ from datafari_rag.indexing.indexer import Indexer
 from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.solr import SolrClient, SolrError
 from datafari_rag.solr.bootstrap import bootstrap
-from datafari_rag.solr.runtime import LocalSolr, cluster
+from datafari_rag.solr.runtime import LocalSolr
 from datafari_rag.testing.fake_llm import FakeLlm
-from datafari_rag.testing.servers import free_port, serve
+from datafari_rag.testing.local_cluster import local_cluster
+from datafari_rag.testing.servers import serve
 
 API = "/Datafari/rest/v2.0"
 TOPICS = ["boiler pressure", "cooling tower", "forklift licence", "fire drill", "water treatment"]
 
 
-def _free(port: int) -> bool:
-    with socket.socket() as sock:
-        try:
-            sock.bind(("127.0.0.1", port))
-            return True
-        except OSError:
-            return False
-
-
 @pytest.fixture(scope="module")
 def nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[LocalSolr]]:
-    port = free_port()
-    while not all(_free(p) for p in (port, port + 1, port + 1000)):
-        port = free_port()
-    with mock.patch.dict(os.environ, {"DATAFARI_RAG_VAR": str(tmp_path_factory.mktemp("cloud"))}):
-        members = cluster(port, 2)
-        try:
-            for node in members:
-                node.start(timeout=180)
-            yield members
-        finally:
-            for node in reversed(members):
-                node.stop()
+    with local_cluster(tmp_path_factory.mktemp("cloud"), 2) as local:
+        yield local.nodes
 
 
 @pytest.fixture(scope="module")

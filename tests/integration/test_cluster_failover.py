@@ -1,0 +1,202 @@
+"""A local cluster without a single point of failure, as `datafari-rag solr start --nodes 3` starts
+it: three Solr nodes and an ensemble of three ZooKeeper servers, each its own process; collections
+of 3 shards x 2 replicas, each node leading one shard after bootstrap. Each node in turn is lost
+as a machine is — its Solr node and its ZooKeeper server killed at once, without a goodbye — while
+clients search, ask and index through the sidecar (which knows every node): every search and
+every answer succeeds, and every document sent is written whole (parent and chunks), none failed.
+Then the machine comes back and its replicas recover before the next one is lost."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import urllib3
+
+from datafari_rag.app import create_app
+from datafari_rag.config import Settings
+from datafari_rag.indexing.corpus import index_documents
+from datafari_rag.indexing.indexer import Indexer
+from datafari_rag.indexing.outbox import Outbox
+from datafari_rag.solr import SolrClient, admin
+from datafari_rag.solr.bootstrap import bootstrap
+from datafari_rag.solr.runtime import LocalCluster, LocalSolr
+from datafari_rag.testing.fake_llm import FakeLlm
+from datafari_rag.testing.local_cluster import local_cluster
+from datafari_rag.testing.servers import serve
+
+API = "/Datafari/rest/v2.0"
+TOPICS = ["boiler pressure", "cooling tower", "forklift licence", "fire drill", "water treatment"]
+BEFORE, AFTER = 2.0, 20.0  # seconds of load before the kill, and after it
+
+
+@pytest.fixture(scope="module")
+def three(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    with local_cluster(tmp_path_factory.mktemp("three"), 3) as local:
+        yield local
+
+
+@pytest.fixture(scope="module")
+def cloud(three: LocalCluster, settings: Settings) -> Settings:
+    mine = settings.replace(
+        solr_url=three.urls,
+        collection_main="three_FileShare",
+        collection_vector="three_VectorMain",
+        vector_embedding_mode="processor",
+    )
+    report = bootstrap(SolrClient(mine.solr_url, 120), mine, shards=3, replicas=2)
+    assert any("leaders" in line for line in report.lines()), report.lines()
+    docs = [
+        {"id": f"three-{n}", "title": topic, "exactContent": f"The {topic} procedure, part {n}. " * 20}
+        for n, topic in enumerate(TOPICS * 2)
+    ]
+    solr = SolrClient(mine.solr_url, 120)
+    solr.post(f"{mine.collection_main}/update", json=docs, params={"commit": "true"})
+    return mine
+
+
+def _recovered(solr: SolrClient, node: LocalSolr) -> bool:
+    """The node live and every replica it holds active again (recovered from its peers)."""
+    name = f"127.0.0.1:{node.port}_solr"
+    cluster = solr.get("admin/collections", {"action": "CLUSTERSTATUS"})["cluster"]
+    states = [
+        r["state"]
+        for c in cluster["collections"].values()
+        for s in c["shards"].values()
+        for r in s["replicas"].values()
+        if r["node_name"] == name
+    ]
+    return name in cluster["live_nodes"] and bool(states) and all(state == "active" for state in states)
+
+
+def _kill(pid: int | None) -> None:
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+
+
+class Load:
+    """Clients working side by side until told to stop; every call's outcome is kept with the time
+    it was sent."""
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self.failures: list[tuple[str, float, str]] = []
+        self.calls: dict[str, int] = {}
+        self.began = time.monotonic()
+        self.threads: list[threading.Thread] = []
+
+    def run(self, name: str, call: Callable[[int], str | None]) -> None:
+        def loop() -> None:
+            n = 0
+            while not self.stop.is_set():
+                n += 1
+                sent = time.monotonic() - self.began
+                try:
+                    problem = call(n)
+                except Exception as exc:
+                    problem = f"{type(exc).__name__}: {exc}"
+                self.calls[name] = self.calls.get(name, 0) + 1
+                if problem:
+                    self.failures.append((name, round(sent, 1), problem[:300]))
+
+        self.threads.append(threading.Thread(target=loop, name=name, daemon=True))
+        self.threads[-1].start()
+
+    def finish(self) -> None:
+        self.stop.set()
+        for thread in self.threads:
+            thread.join(timeout=120)
+
+
+@pytest.mark.parametrize("lost", [0, 1, 2], ids=["node1", "node2", "node3"])
+def test_losing_any_one_node_keeps_search_answers_and_indexing_working(
+    three: LocalCluster,
+    cloud: Settings,
+    lost: int,
+    fake_llm_server: tuple[FakeLlm, str],
+    fake_llm: FakeLlm,
+    tmp_path: Path,
+) -> None:
+    solr = SolrClient(cloud.solr_url, 60)
+    node, zookeeper = three.nodes[lost], three.zookeepers[lost]
+    leads = [s for s, n in admin.leaders(solr, cloud.collection_main).items() if n == f"127.0.0.1:{node.port}_solr"]
+    indexer = Indexer.of(SolrClient(cloud.solr_url, 60), cloud, Outbox(tmp_path / "o.sqlite"))
+    http = urllib3.PoolManager(maxsize=8, retries=False, timeout=urllib3.Timeout(total=60))
+    sent: list[str] = []
+
+    with serve(create_app(cloud.replace(llm_endpoint=fake_llm_server[1]))) as sidecar:
+
+        def search(_: int) -> str | None:
+            got = http.request("GET", f"{sidecar}{API}/search/select", fields={"q": "procedure", "rows": "0"})
+            found = got.json().get("response", {}).get("numFound", -1) if got.status == 200 else -1
+            return None if found == 2 * len(TOPICS) else f"{got.status} {got.data[:200]!r}"
+
+        def vector(_: int) -> str | None:
+            got = http.request("GET", f"{sidecar}{API}/search/vector", fields={"queryrag": "fire drill", "topK": "3"})
+            docs = got.json().get("response", {}).get("docs", []) if got.status == 200 else []
+            return None if len(docs) == 3 else f"{got.status} {got.data[:200]!r}"
+
+        def answer(_: int) -> str | None:
+            got = http.request("POST", f"{sidecar}{API}/ai/rag", json={"query": "What is the fire drill procedure?"})
+            status = (
+                got.json().get("status") if got.headers.get("Content-Type", "").startswith("application/json") else None
+            )
+            return None if got.status == 200 and status == "OK" else f"{got.status} {got.data[:200]!r}"
+
+        def index(n: int) -> str | None:
+            docs = [
+                {
+                    "id": f"lost{lost}-{n}-{k}",
+                    "title": "pump",
+                    "exactContent": f"Pump {n}.{k} was checked on site {lost}.",
+                }
+                for k in range(3)
+            ]
+            sent.extend(d["id"] for d in docs)
+            report = index_documents(indexer, docs, progress=False)
+            return None if report.added == len(docs) and not report.failed and not report.deferred else str(report)
+
+        load = Load()
+        for name, call in (("search", search), ("vector", vector), ("answer", answer), ("index", index)):
+            load.run(name, call)
+        time.sleep(BEFORE)
+        _kill(node.pid())
+        _kill(zookeeper.pid())
+        killed = time.monotonic() - load.began
+        time.sleep(AFTER)
+        load.finish()
+
+    print(f"\nlost node{lost + 1} at {killed:.1f}s: calls {load.calls}, failed {len(load.failures)}, sent {len(sent)}")
+    assert not load.failures, f"killed at {killed:.1f}s; calls {load.calls}; failures: {load.failures[:10]}"
+    assert all(load.calls.get(name, 0) >= 3 for name in ("search", "vector", "answer", "index")), load.calls
+    for collection in (cloud.collection_main, cloud.collection_vector):
+        solr.get(f"{collection}/update", {"commit": "true"})
+    parents = {
+        d["id"]
+        for d in solr.get(f"{cloud.collection_main}/select", {"q": f"id:lost{lost}-*", "rows": 10000, "fl": "id"})[
+            "response"
+        ]["docs"]
+    }
+    chunked = solr.get(
+        f"{cloud.collection_vector}/select",
+        {"q": f"parent_doc:lost{lost}-*", "rows": 0, "facet": "true", "facet.field": "parent_doc", "facet.limit": -1},
+    )["facet_counts"]["facet_fields"]["parent_doc"]
+    with_chunks = {chunked[i] for i in range(0, len(chunked), 2) if chunked[i + 1] > 0}
+    assert parents == set(sent) == with_chunks, (len(sent), len(parents), len(with_chunks))
+    # bootstrap spread the leaders and a node that comes back leads nothing: each node killed led
+    # a shard of its own, whose writes waited for a new leader
+    assert leads, "the lost node led no shard"
+
+    # the machine comes back: its ZooKeeper server rejoins the ensemble, its node its shards
+    zookeeper.start(120)
+    node.start(180)
+    deadline = time.monotonic() + 180
+    while not _recovered(solr, node):
+        assert time.monotonic() < deadline, "the node's replicas did not recover"
+        time.sleep(1)
