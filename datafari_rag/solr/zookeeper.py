@@ -11,6 +11,7 @@ single node's server on ``p + 1000``, as Solr's embedded ZooKeeper did.
 from __future__ import annotations
 
 import socket
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +52,7 @@ class LocalZooKeeper:
     # data of an earlier layout this server takes over at its first start (see ensemble())
     adopt: Path | None = None
     pid_file: PidFile = field(init=False)
+    process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)  # started by us
 
     def __post_init__(self) -> None:
         self.data_dir = Path(self.data_dir or self.home / "data")
@@ -111,10 +113,9 @@ class LocalZooKeeper:
         while time.monotonic() < deadline:
             if self.mode():
                 return
-            process = getattr(self, "process", None)
-            if process is not None and process.poll() is not None:
+            if self.process is not None and self.process.poll() is not None:
                 self.pid_file.path.unlink(missing_ok=True)
-                raise ZooKeeperProblem(f"ZooKeeper exited with code {process.returncode}:\n{self.log_tail()}")
+                raise ZooKeeperProblem(f"ZooKeeper exited with code {self.process.returncode}:\n{self.log_tail()}")
             time.sleep(0.2)
         raise ZooKeeperProblem(f"ZooKeeper on {self.address} did not serve within {timeout:.0f}s:\n{self.log_tail()}")
 
@@ -141,10 +142,8 @@ class LocalZooKeeper:
         return {"zookeeper": self.address, "pid": self.pid(), "mode": self.mode()}
 
     def log_tail(self, lines: int = 30) -> str:
-        path = self.log_dir / "console.log"
-        solr_log = self.log_dir / "solr.log"
         text = ""
-        for file in (path, solr_log):
+        for file in (self.log_dir / "console.log", self.log_dir / "solr.log"):
             if file.exists():
                 text += "\n".join(file.read_text(errors="replace").splitlines()[-lines:]) + "\n"
         return text
