@@ -99,7 +99,6 @@ def index_documents(
                 flush()
         if pending:
             flush()
-    indexer.main.commit()
-    indexer.vectors.commit()
+    indexer.commit()
     report.seconds = time.monotonic() - began
     return report

@@ -17,9 +17,10 @@ import logging
 import time
 import unicodedata
 import zlib
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ..config import Settings
 from ..llm import LlmService
@@ -33,6 +34,7 @@ from .language import with_language
 from .outbox import Outbox
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MAX_ID_CHARS = 2048
 ACL_FIELDS = tuple(f"{kind}_token_{level}" for kind in ("allow", "deny") for level in ("share", "parent", "document"))
@@ -244,7 +246,7 @@ class Indexer:
             for future in done:
                 future.result()
             if commit:
-                self.main.commit()
+                self._resent("a commit", self.main.commit)
             return results
         if valid:
             self.check_single_writer()
@@ -257,6 +259,27 @@ class Indexer:
         rejected = [d["id"] for d in valid if by_id[d["id"]].status == "error"]
         self.outbox.remove(self.main.name, rejected)  # FileShare refused them: nothing to finish
         return results
+
+    def _resent(self, what: str, send: Callable[[], T]) -> T:
+        """``send()``, sent again while Solr answers 500/503 — the embedding service or a node
+        busy, a shard's leader being replaced, a node reconnecting to ZooKeeper ("updates are
+        disabled") — up to index.retry.attempts times, index.retry.delay seconds doubling."""
+        delay = self.settings.index_retry_delay
+        for attempt in range(self.settings.index_retry_attempts + 1):
+            try:
+                return send()
+            except SolrError as exc:
+                if exc.status not in (500, 503) or attempt == self.settings.index_retry_attempts:
+                    raise
+                log.warning("FileShare answered %s to %s: sent again in %g s", exc.status, what, delay)
+                time.sleep(delay)
+                delay *= 2
+        raise AssertionError("unreachable")
+
+    def commit(self) -> None:
+        """Commits both collections, each sent again while Solr is busy (like a batch)."""
+        self._resent("a commit", self.main.commit)
+        self._resent("a commit of the chunks", self.vectors.commit)
 
     def _with_chunks(self, docs: list[dict[str, Any]], results: dict[str | None, DocResult]) -> list[dict[str, Any]]:
         """Processor mode with a chunker of the sidecar's: each parent carries its chunks for Solr's
@@ -277,18 +300,11 @@ class Indexer:
     ) -> list[dict[str, Any]]:
         if not docs:
             return []
-        delay = self.settings.index_retry_delay
-        for attempt in range(self.settings.index_retry_attempts + 1):
-            try:
-                versions = self.main.add(docs, commit, within)
-                return [{**doc, "_version_": versions.get(doc["id"])} for doc in docs]
-            except SolrError as exc:
-                busy = exc.status in (500, 503)  # the embedding service or a node, not the documents
-                if not busy or attempt == self.settings.index_retry_attempts:
-                    break
-                log.warning("FileShare answered %s to %d documents: sent again in %g s", exc.status, len(docs), delay)
-                time.sleep(delay)
-                delay *= 2
+        try:
+            versions = self._resent(f"{len(docs)} documents", lambda: self.main.add(docs, commit, within))
+            return [{**doc, "_version_": versions.get(doc["id"])} for doc in docs]
+        except SolrError:
+            pass
         accepted = []  # one bad document fails Solr's whole batch: find which, keep the others
         for doc in docs:
             try:
@@ -470,5 +486,5 @@ class Indexer:
         """Deletes the parents matching a Solr query, and their chunks. Like Solr's own delete by
         query, it sees documents added but not yet committed: FileShare is committed first, so the
         search that finds the parents (and so their chunks) sees every add acknowledged so far."""
-        self.main.commit()
+        self._resent("a commit", self.main.commit)
         return self.delete_ids([d["id"] for d in self.main.scan(query, "id")], commit)
