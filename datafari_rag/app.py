@@ -17,6 +17,8 @@ from .api.index_jobs import bp as index_jobs_bp
 from .api.mcp import McpEndpoint, with_mcp
 from .api.metrics import bp as metrics_bp
 from .api.metrics import count_requests
+from .api.oauth import OAuthEndpoint, serves_oauth
+from .api.oauth_sign_in import bp as oauth_sign_in_bp
 from .api.openapi import bp as openapi_bp
 from .api.rag import bp as rag_bp
 from .api.request_id import bp as request_id_bp
@@ -51,6 +53,7 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     count_requests(app)
     app.register_blueprint(openapi_bp)
     app.register_blueprint(resource_metadata_bp)
+    app.register_blueprint(oauth_sign_in_bp)
     app.register_blueprint(ui_bp)
     prefix = settings.api_prefix.rstrip("/")
     app.register_blueprint(rag_bp, url_prefix=prefix)
@@ -67,5 +70,7 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     app.register_blueprint(update_bp)
     app.register_blueprint(update_bp, url_prefix=prefix, name="prefixed_update")
     if settings.mcp_enabled:
-        app.wsgi_app = with_mcp(app.wsgi_app, McpEndpoint(app.extensions["datafari_rag"]))  # type: ignore[method-assign]
+        services = app.extensions["datafari_rag"]
+        oauth = OAuthEndpoint(services) if serves_oauth(settings) else None
+        app.wsgi_app = with_mcp(app.wsgi_app, McpEndpoint(services), oauth)  # type: ignore[method-assign]
     return app

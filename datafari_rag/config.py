@@ -275,6 +275,29 @@ class Settings:
         True,
         "Serve the MCP tools (search, vector_search, rag, summarize) at /mcp, with the REST API's identity and ACLs.",
     )
+    mcp_oauth_enabled: bool = _key(
+        SERVER,
+        "mcp.oauth.enabled",
+        True,
+        "With local sign-in (security.jwt.hs256.secret) and no security.jwt.issuer, the sidecar is /mcp's OAuth "
+        "authorization server: MCP clients register, send their user to sign in, and get tokens.",
+    )
+    mcp_oauth_refresh_ttl: int = _key(
+        SERVER,
+        "mcp.oauth.refreshTokenTtl",
+        30 * 24 * 3600,
+        "Seconds a refresh token of /mcp's authorization server is valid (each use replaces it).",
+        minimum=60,
+        maximum=365 * 24 * 3600,
+    )
+    mcp_oauth_max_clients: int = _key(
+        SERVER,
+        "mcp.oauth.maxClients",
+        1000,
+        "MCP clients that may register with the authorization server (RFC 7591); more are refused.",
+        minimum=1,
+        maximum=1000000,
+    )
     server_workers: int = _key(SERVER, "server.workers", 2, "gunicorn worker processes (one per core).", minimum=1)
     server_threads: int = _key(
         SERVER,

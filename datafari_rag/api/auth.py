@@ -33,6 +33,8 @@ PUBLIC = frozenset(
         "ui.index",
         "ui.static",
         "resource_metadata.protected_resource",
+        "oauth_sign_in.page",
+        "oauth_sign_in.sign_in",
     }
 )
 

@@ -37,6 +37,7 @@ from ..security import UserAccess, resolve_access
 from ..services import Services
 from .auth import API_KEY_HEADER, api_key_refused, still_signed_in
 from .errors import challenge
+from .oauth import PATHS as OAUTH_PATHS
 from .origin import cross_site
 from .resource_metadata import metadata_url
 
@@ -195,12 +196,16 @@ def _start(server: MCPServer) -> WSGIApp:
     return ASGIMiddleware(app, loop=loop)
 
 
-def with_mcp(app: WSGIApp, endpoint: WSGIApp) -> WSGIApp:
-    """``/mcp`` to the MCP endpoint, everything else to the Flask app."""
+def with_mcp(app: WSGIApp, endpoint: WSGIApp, oauth: WSGIApp | None = None) -> WSGIApp:
+    """``/mcp`` to the MCP endpoint, the authorization server's paths to ``oauth`` (when the
+    sidecar is one), everything else to the Flask app."""
 
     def dispatch(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
-        target = endpoint if path == PATH or path.startswith(PATH + "/") else app
-        return target(environ, start_response)
+        if path == PATH or path.startswith(PATH + "/"):
+            return endpoint(environ, start_response)
+        if oauth is not None and path in OAUTH_PATHS:
+            return oauth(environ, start_response)
+        return app(environ, start_response)
 
     return dispatch

@@ -28,6 +28,47 @@ def _ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
+def _oauth_sign_in() -> dict[str, Any]:
+    """The page where a local user signs in for an MCP client (docs/mcp.md): a browser page, whose
+    answers are HTML, a right password sending the browser on to the client with a code."""
+    html = {"content": {"text/html": {"schema": {}}}}
+    token = {"type": "string", "description": "the pending authorization /authorize signed"}
+    form = {
+        "type": "object",
+        "required": ["request"],
+        "properties": {
+            "request": token,
+            "username": {"type": "string"},
+            "password": {"type": "string"},
+            "decision": {"type": "string", "enum": ["allow", "deny"]},
+        },
+    }
+    return {
+        "get": {
+            "summary": "The sign-in page of /mcp's OAuth authorization server",
+            "security": [],
+            "parameters": [{"name": "request", "in": "query", "required": True, "schema": token}],
+            "responses": {
+                "200": {"description": "the page", **html},
+                "400": {"description": "a request that is not valid or has expired", **html},
+            },
+        },
+        "post": {
+            "summary": "Signs in (or denies) and sends the browser back to the MCP client",
+            "security": [],
+            "requestBody": {"required": True, "content": {"application/x-www-form-urlencoded": {"schema": form}}},
+            "responses": {
+                "302": {"description": "to the client's redirect URI, with a code or access_denied"},
+                "400": {"description": "a request that is not valid or has expired", **html},
+                "401": {"description": "a wrong username or password: the page again", **html},
+                "403": {"description": "posted from another site's page", "content": {JSON: {"schema": _ref("Error")}}},
+                "429": {"description": "too many failed sign-ins: the page again", **html},
+                "503": {"description": "the user store cannot be reached: the page again", **html},
+            },
+        },
+    }
+
+
 def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
     return {"description": description, "content": {JSON: {"schema": schema}}}
 
@@ -642,6 +683,7 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
                 }
                 for path in ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp")
             },
+            "/oauth/sign-in": _oauth_sign_in(),
             "/ui/": {
                 "get": {
                     "summary": "The web UI (docs/ui.md)",

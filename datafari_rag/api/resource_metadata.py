@@ -6,7 +6,8 @@ The document lives at ``/.well-known/oauth-protected-resource/mcp`` (the resourc
 after the well-known prefix, RFC 9728 §3.1; the bare prefix serves it too, for clients that look
 there), and every 401 of ``/mcp`` names it in ``WWW-Authenticate: Bearer …, resource_metadata=…``
 (§5.1). Tokens come from ``security.jwt.issuer`` when one is configured (the identity provider
-whose JWTs the sidecar verifies); its RFC 8414 metadata gives the client its sign-in.
+whose JWTs the sidecar verifies); else, with local sign-in on, from the sidecar itself
+(``api/oauth.py``). The issuer's RFC 8414 metadata gives the client its sign-in.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 
 from .context import get_services
+from .oauth import issuer_of, serves_oauth
 
 bp = Blueprint("resource_metadata", __name__)
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
@@ -27,7 +29,7 @@ def metadata_url(root: str) -> str:
     return root.rstrip("/") + WELL_KNOWN + RESOURCE
 
 
-def metadata(root: str, issuer: str) -> dict[str, Any]:
+def metadata(root: str, issuer: str | None) -> dict[str, Any]:
     document: dict[str, Any] = {
         "resource": root.rstrip("/") + RESOURCE,
         "bearer_methods_supported": ["header"],
@@ -42,4 +44,6 @@ def metadata(root: str, issuer: str) -> dict[str, Any]:
 @bp.get(WELL_KNOWN + RESOURCE)
 @bp.get(WELL_KNOWN)
 def protected_resource() -> Response:
-    return jsonify(metadata(request.url_root, get_services().settings.jwt_issuer))
+    settings = get_services().settings
+    own = issuer_of(request.url_root) if serves_oauth(settings) else None
+    return jsonify(metadata(request.url_root, settings.jwt_issuer or own))

@@ -16,6 +16,7 @@ from typing import Any
 import jwt
 from flask import Blueprint, Response, request
 
+from ..config import Settings
 from ..conversations.users import User, UserStore
 from ..errors import DatafariError
 from .auth import current_access
@@ -62,12 +63,17 @@ def _admin() -> UserStore:
 
 
 def token_for(user: User) -> tuple[str, int]:
-    s = get_services().settings
+    return signed_token(user, get_services().settings)
+
+
+def signed_token(user: User, s: Settings, **extra: Any) -> tuple[str, int]:
+    """A token for a local user, as the sidecar's JWT identity accepts it; ``extra`` claims are
+    added (the OAuth client it was issued to)."""
     if not s.jwt_hs256_secret:
         raise DatafariError("loginNotEnabled", "Local sign-in needs security.jwt.hs256.secret.")
     now = int(time.time())
     claims: dict[str, Any] = {s.jwt_username_claim: user.username, "iat": now, "exp": now + s.users_token_ttl}
-    claims |= {"sub": user.username, "admin": user.admin, "ver": user.version}
+    claims |= {"sub": user.username, "admin": user.admin, "ver": user.version, **extra}
     if s.jwt_issuer:
         claims["iss"] = s.jwt_issuer
     if s.jwt_audience:
@@ -75,22 +81,29 @@ def token_for(user: User) -> tuple[str, int]:
     return jwt.encode(claims, s.jwt_hs256_secret, algorithm="HS256"), s.users_token_ttl
 
 
-@bp.post("/auth/login")
-def login() -> tuple[Response, int]:
-    body = json_object("userBadRequest")
+def signed_in(username: object, password: object) -> User:
+    """The local user these credentials are, through the sign-in throttle: a wrong password and an
+    unknown user are the same ``loginFailed``; past the throttle's limits, ``loginThrottled``."""
     if not get_services().settings.jwt_hs256_secret:
         raise DatafariError("loginNotEnabled", "Local sign-in needs security.jwt.hs256.secret.")
-    username, address = body.get("username"), request.remote_addr
+    address = request.remote_addr
     throttle = store_call(get_services().conversations.sign_ins)
     name = username if isinstance(username, str) else ""
     wait = store_call(throttle.wait, name, address)
     if wait:
         raise DatafariError("loginThrottled", f"Try again in {wait} s.", headers={"Retry-After": str(wait)})
-    user = store_call(_users().verify, username, body.get("password"))
+    user = store_call(_users().verify, username, password)
     if user is None:
         store_call(throttle.failed, name, address)
         raise DatafariError("loginFailed")
     store_call(throttle.succeeded, name)
+    return user
+
+
+@bp.post("/auth/login")
+def login() -> tuple[Response, int]:
+    body = json_object("userBadRequest")
+    user = signed_in(body.get("username"), body.get("password"))
     token, ttl = token_for(user)
     return _ok({"token": token, "token_type": "Bearer", "expires_in": ttl, "user": user.as_dict()})
 

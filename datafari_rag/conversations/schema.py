@@ -107,6 +107,31 @@ class SignInFailure(Base):
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
+class OAuthClient(Base):
+    """An MCP client registered with the sidecar's OAuth authorization server (RFC 7591): its
+    registration as the client sent it, with the secret minted for it sealed."""
+
+    __tablename__ = "oauth_client"
+
+    client_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    registration: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class OAuthGrant(Base):
+    """An authorization code (single use, minutes) or a refresh token (rotated at each use) of the
+    authorization server, kept by its digest only: what it grants, to which client, for whom."""
+
+    __tablename__ = "oauth_grant"
+
+    digest: Mapped[str] = mapped_column(String(64), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    client_id: Mapped[str] = mapped_column(String(64), index=True)
+    username: Mapped[str] = mapped_column(String(255))
+    details: Mapped[str] = mapped_column(Text)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
 class SettingOverride(Base):
     """A rag.properties key an administrator changed at run time (the admin page): it wins over the
     file and the environment until it is reset."""

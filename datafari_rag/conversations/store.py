@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from ..indexing.jobs import JobStore
     from ..security.sealed import Sealer
     from ..workflows.store import WorkflowStore
+    from .oauth import OAuthStore
     from .overrides import OverrideStore
     from .sign_ins import SignInThrottle
     from .users import UserStore
@@ -361,11 +362,11 @@ class StoreHandle:
 
         return Sealer.of(self.settings)
 
-    def _sealed_part(self, kind: type[S]) -> S:
+    def _sealed_part(self, kind: type[S], *args: Any) -> S:
         """A store that keeps secrets, made with the sealer; what it saved in clear before sealing
         existed is sealed once, before it is first handed out."""
         if kind not in self._parts:
-            part = kind(self.get().engine, self.sealer)  # type: ignore[call-arg]
+            part = kind(self.get().engine, self.sealer, *args)  # type: ignore[call-arg]
             part.seal_clear()
             self._parts[kind] = part
         return self._parts[kind]
@@ -394,6 +395,12 @@ class StoreHandle:
         from ..workflows.store import WorkflowStore
 
         return self._sealed_part(WorkflowStore)
+
+    def oauth(self) -> OAuthStore:
+        """The clients and grants of /mcp's OAuth authorization server, in the same database."""
+        from .oauth import OAuthStore
+
+        return self._sealed_part(OAuthStore, self.settings.mcp_oauth_max_clients)
 
     def jobs(self) -> JobStore:
         """The indexing jobs' progress, in the same database."""
