@@ -171,6 +171,32 @@ def one_trial(rng: random.Random, clients: dict[str, Any], corpus: Corpus, fake:
     return f"{kind}/{mode}/{user}", leaked(seen, tokens, corpus, doc_id if kind in ("rag-id", "summarize") else None)
 
 
+def random_tool_call(rng: random.Random, corpus: Corpus) -> tuple[str, dict[str, Any], str | None]:
+    """One random MCP tool call over the corpus: (tool, arguments, the document id it names)."""
+    query = " ".join(rng.sample(WORDS, 3))
+    doc_id = rng.choice(list(corpus.docs))
+    tool, arguments = rng.choice(
+        [
+            ("search", {"query": query, "rows": 50}),
+            ("vector_search", {"query": query, "top_k": 20}),
+            ("rag", {"question": query}),
+            ("summarize", {"id": doc_id}),
+        ]
+    )
+    return tool, arguments, doc_id if tool == "summarize" else None
+
+
+def tool_leaks(result: Any, prompts: list[str], tokens: frozenset[str], corpus: Corpus, asked: str | None) -> list[str]:
+    """The documents an MCP tool result, or the prompts the LLM received for it, leaked."""
+    text = json.dumps(result.structured_content) + " ".join(c.text for c in result.content if hasattr(c, "text"))
+    return leaked("\n".join(prompts) + text, tokens, corpus, asked)
+
+
+def tool_shows_documents(result: Any) -> bool:
+    """Whether an MCP tool result holds readable documents (the harness is not looking at nothing)."""
+    return not result.is_error and "acl-" in json.dumps(result.structured_content)
+
+
 def leaked(seen: str, tokens: frozenset[str], corpus: Corpus, asked: str | None = None) -> list[str]:
     """The documents whose marker or id appears in ``seen`` though ``tokens`` may not read them
     (except ``asked``, the id the user sent, which an error message names back)."""

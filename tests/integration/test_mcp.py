@@ -5,7 +5,6 @@ checked against the reference rule)."""
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 from collections.abc import Iterator
 from typing import Any
@@ -24,7 +23,14 @@ from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import bootstrap
-from datafari_rag.testing.acl_harness import WORDS, Corpus, build, harness_settings, leaked
+from datafari_rag.testing.acl_harness import (
+    Corpus,
+    build,
+    harness_settings,
+    random_tool_call,
+    tool_leaks,
+    tool_shows_documents,
+)
 from datafari_rag.testing.fake_llm import FakeLlm
 from datafari_rag.testing.servers import serve
 
@@ -144,21 +150,10 @@ def test_random_users_get_only_what_they_may_read(world: tuple[str, Corpus, Sett
     for _ in range(60):
         user = rng.choice([*corpus.users, None])
         tokens = corpus.users.get(user, frozenset()) if user else frozenset()
-        query = " ".join(rng.sample(WORDS, 3))
-        doc_id = rng.choice(list(corpus.docs))
-        tool, arguments = rng.choice(
-            [
-                ("search", {"query": query, "rows": 50}),
-                ("vector_search", {"query": query, "top_k": 20}),
-                ("rag", {"question": query}),
-                ("summarize", {"id": doc_id}),
-            ]
-        )
+        tool, arguments, asked = random_tool_call(rng, corpus)
         fake_llm.reset()
         result = call(url, user, tool, arguments)
-        text = json.dumps(result.structured_content) + " ".join(c.text for c in result.content if hasattr(c, "text"))
-        seen = "\n".join(fake_llm.prompts()) + text
-        leaks += [f"{tool}/{user}/{d}" for d in leaked(seen, tokens, corpus, doc_id if tool == "summarize" else None)]
-        shown += not result.is_error and "acl-" in text
+        leaks += [f"{tool}/{user}/{d}" for d in tool_leaks(result, fake_llm.prompts(), tokens, corpus, asked)]
+        shown += tool_shows_documents(result)
     assert leaks == [], leaks[:5]
     assert shown > 20  # the tools did return readable documents

@@ -28,7 +28,14 @@ from datafari_rag.config import Settings
 from datafari_rag.conversations import StoreHandle
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import bootstrap
-from datafari_rag.testing.acl_harness import WORDS, Corpus, build, harness_settings, leaked
+from datafari_rag.testing.acl_harness import (
+    Corpus,
+    build,
+    harness_settings,
+    random_tool_call,
+    tool_leaks,
+    tool_shows_documents,
+)
 from datafari_rag.testing.fake_llm import FakeLlm
 from datafari_rag.testing.servers import serve
 from tests.integration.conftest import MEMO, PASSWORD, signed_in_world
@@ -336,23 +343,13 @@ def _trials(
     shown = 0
     for _ in range(rounds):
         user = rng.choice(list(corpus.users))
-        query = " ".join(rng.sample(WORDS, 3))
-        doc_id = rng.choice(list(corpus.docs))
-        tool, arguments = rng.choice(
-            [
-                ("search", {"query": query, "rows": 50}),
-                ("vector_search", {"query": query, "top_k": 20}),
-                ("rag", {"question": query}),
-                ("summarize", {"id": doc_id}),
-            ]
-        )
+        tool, arguments, asked = random_tool_call(rng, corpus)
         fake_llm.reset()
         result = _call_as(url, tokens[as_whom(user)], tool, arguments)
-        text = json.dumps(result.structured_content) + " ".join(c.text for c in result.content if hasattr(c, "text"))
-        seen = "\n".join(fake_llm.prompts()) + text
-        asked = doc_id if tool == "summarize" else None
-        leaks += [f"{tool}/{user}/{d}" for d in leaked(seen, corpus.users[user], corpus, asked)]
-        shown += not result.is_error and "acl-" in text
+        leaks += [
+            f"{tool}/{user}/{d}" for d in tool_leaks(result, fake_llm.prompts(), corpus.users[user], corpus, asked)
+        ]
+        shown += tool_shows_documents(result)
     return leaks, shown
 
 
