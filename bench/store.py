@@ -14,7 +14,7 @@ from sqlalchemy import text
 
 from bench.common import Figure, emit, percentile
 from datafari_rag.conversations import ConversationStore, Turn
-from datafari_rag.conversations.database import migrate, open_engine
+from datafari_rag.store.database import migrate, open_engine
 from datafari_rag.testing.postgres import new_database, postgres
 
 USAGE = {"prompt_tokens": 900, "completion_tokens": 120, "total_tokens": 1020}

@@ -301,7 +301,7 @@ def index_cmd(paths: tuple[Path, ...], batch: int | None, workflow: str | None) 
 def _workflow_indexer(name: str) -> Indexer:
     """An indexer cutting with the chunker of the workflow of this id or name."""
     services = build_services(_settings())
-    found = [w for w in services.conversations.workflows().list() if name in (w.id, w.spec.name)]
+    found = [w for w in services.store.workflows().list() if name in (w.id, w.spec.name)]
     if not found:
         raise click.BadParameter(f"no workflow has the id or name {name!r}", param_hint="--workflow")
     return services.indexer_with(found[0].spec.settings(services.settings, indexing=True))
@@ -485,7 +485,7 @@ def users_group() -> None:
 
 
 def _user_store() -> Any:
-    from .conversations import StoreHandle, StoreUnavailable
+    from .store import StoreHandle, StoreUnavailable
 
     try:
         return StoreHandle(_settings()).users()
@@ -494,8 +494,8 @@ def _user_store() -> Any:
 
 
 def _user_call(call: Callable[..., Any], *args: Any) -> Any:
-    from .conversations import StoreUnavailable
-    from .conversations.users import UserError
+    from .store import StoreUnavailable
+    from .store.users import UserError
 
     try:
         return call(*args)

@@ -30,11 +30,11 @@ from .config import (
     checked,
     convert,
 )
-from .conversations import StoreHandle, StoreUnavailable
 from .llm import LlmService
 from .rag.pipeline import Pipeline
 from .retrieval.rerank import build_reranker
-from .services import Services, build_services
+from .services import Services, Stores, build_services
+from .store import StoreUnavailable
 from .workflows.spec import WorkflowError
 from .workflows.store import StoredWorkflow
 
@@ -62,7 +62,7 @@ class LiveServices:
     def __init__(self, base: Settings, llm: LlmService | None = None) -> None:
         self.base = base
         self.llm = llm  # tests pass their own LLM; otherwise each configuration builds its client
-        self.store = StoreHandle(base)
+        self.store = Stores(base)
         self.initial = build_services(base, llm, store=self.store)
         self._services = self.initial
         self._version: Any = None

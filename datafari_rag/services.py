@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Settings
-from .conversations import StoreHandle
+from .conversations import ConversationStore
 from .indexing.embedder import ChunkEmbedder
 from .indexing.indexer import Indexer
+from .indexing.jobs import JobStore
 from .indexing.outbox import Outbox
 from .llm import LlmService, OpenAiLlmService
 from .llm.datafari_service import DatafariLlmService
@@ -24,6 +25,26 @@ from .solr import SolrClient
 from .solr.breaker import CircuitBreaker
 from .solr.collection import Collection
 from .solr.service_account import credentials
+from .store import StoreHandle
+from .workflows.store import WorkflowStore
+
+
+class Stores(StoreHandle):
+    """The process's relational store with the stores of the features (conversations, workflows,
+    index jobs) beside those every feature shares, all on its one engine."""
+
+    def conversations(self) -> ConversationStore:
+        """Each user's conversations and their turns."""
+        s = self.settings
+        return self.part(ConversationStore, s.conversations_max_per_user, s.conversations_max_turns)
+
+    def workflows(self) -> WorkflowStore:
+        """The workflows and their API keys."""
+        return self.sealed_part(WorkflowStore)
+
+    def jobs(self) -> JobStore:
+        """The indexing jobs' progress."""
+        return self.part(JobStore)
 
 
 @dataclass
@@ -35,7 +56,7 @@ class Services:
     llm: LlmService
     pipeline: Pipeline
     indexer: Indexer
-    conversations: StoreHandle
+    store: Stores
 
     def collections(self, settings: Settings) -> tuple[Collection, Collection]:
         """The collections ``settings`` name (a workflow's own, or these services' own)."""
@@ -73,7 +94,7 @@ def topic_guard(settings: Settings, embedder: ChunkEmbedder, llm: LlmService) ->
 
 
 def build_services(
-    settings: Settings, llm: LlmService | None = None, outbox: Outbox | None = None, store: StoreHandle | None = None
+    settings: Settings, llm: LlmService | None = None, outbox: Outbox | None = None, store: Stores | None = None
 ) -> Services:
     solr = solr_client(settings)
     main = Collection(solr, settings.collection_main)
@@ -101,5 +122,5 @@ def build_services(
         llm=llm,
         pipeline=Pipeline(settings, main, vectors, llm, cache, guard, external_tools, reranker),
         indexer=Indexer(settings, main, vectors, outbox or Outbox(), llm),
-        conversations=store or StoreHandle(settings),
+        store=store or Stores(settings),
     )

@@ -17,11 +17,11 @@ from datafari_rag.conversations import (
     ConversationLimit,
     ConversationNotFound,
     ConversationStore,
-    StoreUnavailable,
     Turn,
 )
-from datafari_rag.conversations.database import is_current, migrate, open_engine
-from datafari_rag.conversations.schema import Base, Block
+from datafari_rag.store import StoreHandle, StoreUnavailable
+from datafari_rag.store.database import is_current, migrate, open_engine
+from datafari_rag.store.schema import Base, Block
 
 
 @pytest.fixture
@@ -140,7 +140,7 @@ def test_a_store_that_cannot_be_reached_says_so() -> None:
     with pytest.raises(StoreUnavailable):
         store.list("alice")
     with pytest.raises(StoreUnavailable, match="cannot be prepared"):
-        ConversationStore.open(Settings(conversations_url=url))
+        StoreHandle(Settings(conversations_url=url)).engine()
 
 
 def test_token_statistics_add_up_per_user_conversation_day_and_model(store: ConversationStore) -> None:

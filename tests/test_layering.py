@@ -50,3 +50,13 @@ def test_the_conversation_store_knows_nothing_of_the_web_api() -> None:
     for module, imports in _imports(PACKAGE / "conversations").items():
         bad = [i for i in imports if i.startswith(forbidden)]
         assert not bad, f"{module} imports {bad}"
+
+
+def test_the_relational_store_imports_no_feature() -> None:
+    """store/ is the ground the features stand on: the conversations, workflows and index jobs take
+    its engine and transaction; it knows none of them (services.py assembles their stores)."""
+    features = ("api", "services", "app", "live", "conversations", "workflows", "indexing", "rag", "retrieval")
+    forbidden = tuple(f"datafari_rag.{f}" for f in features)
+    for module, imports in _imports(PACKAGE / "store").items():
+        bad = [i for i in imports if i.startswith(forbidden)]
+        assert not bad, f"{module} imports {bad}"

@@ -11,14 +11,14 @@ import pytest
 from sqlalchemy import text
 
 from datafari_rag.config import Settings
-from datafari_rag.conversations.oauth import Grant, TooManyClients
-from datafari_rag.conversations.store import StoreHandle
+from datafari_rag.store import StoreHandle
+from datafari_rag.store.oauth import Grant, TooManyClients
 
 SECRET, CODE = "client-secret-5151", "the-code-value-6262"
 
 
 def raw(handle: StoreHandle, query: str) -> str:
-    with handle.get().engine.connect() as connection:
+    with handle.engine().connect() as connection:
         return " ".join(str(row) for row in connection.execute(text(query)))
 
 

@@ -76,9 +76,9 @@ def test_the_package_carries_its_templates_and_sample_corpus(wheel: zipfile.ZipF
         p.relative_to(PROJECT_ROOT).as_posix() for p in data if p.relative_to(PROJECT_ROOT).as_posix() not in names
     ]
     assert not missing, f"not in the wheel: {missing}"
-    migrations = (PROJECT_ROOT / "datafari_rag" / "conversations" / "migrations").rglob("*.py")
+    migrations = (PROJECT_ROOT / "datafari_rag" / "store" / "migrations").rglob("*.py")
     scripts = [p.relative_to(PROJECT_ROOT).as_posix() for p in migrations]
-    assert "datafari_rag/conversations/migrations/env.py" in scripts
+    assert "datafari_rag/store/migrations/env.py" in scripts
     assert all(s in names for s in scripts), f"migrations not in the wheel: {set(scripts) - names}"
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from datafari_rag.conversations import ConversationStore
-from datafari_rag.conversations.database import migrate, open_engine
 from datafari_rag.conversations.recorder import TurnRecorder
 from datafari_rag.errors import DatafariError
 from datafari_rag.rag.pipeline import Event
+from datafari_rag.store.database import migrate, open_engine
 
 SOURCES = {"items": [{"id": "d1", "title": "Leave", "url": "file://d1", "content": "secret text"}]}
 

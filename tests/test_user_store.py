@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import text
 
-from datafari_rag.conversations.database import migrate, open_engine
-from datafari_rag.conversations.users import UserError, UserStore
+from datafari_rag.store.database import migrate, open_engine
+from datafari_rag.store.users import UserError, UserStore
 
 PASSWORD = "correct horse battery"
 

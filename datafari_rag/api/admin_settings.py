@@ -21,8 +21,8 @@ from ..live import live_key, with_overrides
 from ..retrieval.rerank import build_reranker
 from .body import json_object
 from .context import get_services, live
-from .conversations import store_call
 from .errors import ok_content
+from .store_calls import store_call
 from .users import require_admin
 
 bp = Blueprint("admin_settings", __name__)
@@ -68,7 +68,7 @@ def _listing(settings: Settings, overrides: dict[str, str]) -> list[dict[str, An
 
 def _answer() -> tuple[Response, int]:
     services = get_services()
-    overrides = store_call(services.conversations.overrides().values)
+    overrides = store_call(services.store.overrides().values)
     return ok_content({"settings": _listing(services.settings, overrides)}), 200
 
 
@@ -116,7 +116,7 @@ def save_settings() -> tuple[Response, int]:
             raise DatafariError("settingsBadRequest", f"{key}: at most {MAX_VALUE} characters.")
         changes[key] = text
     services = get_services()
-    store = store_call(services.conversations.overrides)
+    store = store_call(services.store.overrides)
     stored = store_call(store.values)
     runtime = live()
     _check_secret_follows_endpoint(changes, runtime.base, with_overrides(runtime.base, stored))

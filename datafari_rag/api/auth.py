@@ -18,6 +18,7 @@ from ..security.authority import tokens_for
 from ..services import Services
 from .context import get_services
 from .origin import cross_site
+from .store_calls import store_call
 
 bp = Blueprint("auth", __name__)
 
@@ -64,10 +65,9 @@ def still_signed_in(services: Services) -> Callable[[str, str], bool]:
     """Whether a token the product signed at sign-in is still its account's: the account exists
     with the same password and role (``User.version``); changing either, or deleting the account,
     revokes every token signed before."""
-    from .conversations import store_call  # imported late (cycle)
 
     def check(username: str, version: str) -> bool:
-        user = store_call(store_call(services.conversations.users).get, username)
+        user = store_call(store_call(services.store.users).get, username)
         return user is not None and user.version == version
 
     return check
@@ -86,10 +86,9 @@ def api_key_refused() -> DatafariError:
 def _key_access(secret: str, settings: Settings) -> UserAccess:
     """The access of a workflow's API key: its user's tokens; a wrong, revoked or other workflow's
     key is refused (never anonymous)."""
-    from .conversations import store_call  # the store's errors as Datafari's; imported late (cycle)
 
     workflow_id = (request.view_args or {}).get("workflow_id", "")
-    store = store_call(get_services().conversations.workflows)
+    store = store_call(get_services().store.workflows)
     username = store_call(store.key_user, workflow_id, secret.strip())
     if username is None:
         raise DatafariError("authenticationFailed", "This API key is not valid for this workflow.")

@@ -15,19 +15,18 @@ from typing import Any
 
 from flask import Blueprint, Response, request
 
-from ..conversations import ConversationLimit, ConversationNotFound, ConversationStore, StoreUnavailable
+from ..conversations import ConversationStore
 from ..conversations.recorder import TurnRecorder
 from ..conversations.store import PastTurn, as_messages
 from ..conversations.usage import counted
-from ..conversations.users import UserError
 from ..errors import DatafariError
 from ..rag.pipeline import Event, RagRequest, Wrap
 from ..retrieval.filters import SourceFilter
-from ..workflows.spec import WorkflowError
 from .auth import current_access
 from .body import json_object
 from .context import get_services
 from .errors import ok_content
+from .store_calls import store_call
 
 bp = Blueprint("conversations", __name__)
 MAX_ID_CHARS = 200  # what Datafari 7.0 echoes; ours are UUIDs
@@ -41,24 +40,7 @@ def _owner() -> str:
 
 
 def _store() -> ConversationStore:
-    return store_call(get_services().conversations.get)
-
-
-def store_call(call: Any, *args: Any, unavailable: DatafariError | None = None) -> Any:
-    """A store call, its failures as Datafari's errors (``unavailable``: what a store that cannot
-    be reached answers, by default ``conversationStoreUnavailable``)."""
-    try:
-        return call(*args)
-    except ConversationNotFound:
-        raise DatafariError("conversationNotFound") from None
-    except ConversationLimit as exc:
-        raise DatafariError("conversationLimit", str(exc)) from None
-    except (UserError, WorkflowError) as exc:  # refused requests, each with its label
-        raise DatafariError(exc.label, str(exc)) from None
-    except StoreUnavailable as exc:
-        failure = unavailable or DatafariError("conversationStoreUnavailable")
-        failure.detail = str(exc)
-        raise failure from exc
+    return store_call(get_services().store.conversations)
 
 
 def _ok(content: dict[str, Any], status: int = 200) -> tuple[Response, int]:
@@ -198,7 +180,7 @@ def bind_answer(
 
     def wrap(events: Iterator[Event]) -> Iterator[Event]:
         recorded = recorder.wrap(events) if recorder else events
-        return counted(recorded, services.conversations, username, cid, model)
+        return counted(recorded, services.store.conversations, username, cid, model)
 
     return rag, wrap
 
@@ -208,7 +190,7 @@ def _bind_turn(rag: RagRequest, cid: str, technical_label: str) -> tuple[RagRequ
     services = get_services()
     # a store that cannot be reached refuses the answer rather than give one that is not kept
     down = DatafariError(technical_label, "The conversation store cannot be reached.")
-    store = store_call(services.conversations.get, unavailable=down)
+    store = store_call(services.store.conversations, unavailable=down)
     size = services.settings.chat_history_size
     past = store_call(store.prepare_turn, owner, cid, size, unavailable=down)
     question = rag.question or rag.query

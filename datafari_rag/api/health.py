@@ -32,11 +32,11 @@ from flask import Blueprint, current_app, jsonify
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
-from ..conversations import StoreUnavailable
 from ..indexing.indexer import mode_conflict
 from ..services import Services
 from ..solr import SolrClient, SolrError, admin, model_store, user_properties
 from ..solr.collection import Collection
+from ..store import StoreUnavailable
 from .context import get_services, live
 
 bp = Blueprint("health", __name__)
@@ -119,7 +119,7 @@ def _check_store(services: Services) -> dict[str, Any]:
     """The relational store answers, on the file it opened (a deleted or replaced SQLite file is
     refused: what would be written there would be lost)."""
     try:
-        engine = services.conversations.get().engine
+        engine = services.store.conversations().engine
         with engine.connect() as connection:
             connection.execute(text("SELECT 1"))
         return {"status": "UP", "dialect": engine.dialect.name}

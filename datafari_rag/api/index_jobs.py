@@ -26,17 +26,17 @@ from werkzeug.datastructures import FileStorage
 from werkzeug.utils import secure_filename
 
 from ..config import ConfigError
-from ..conversations import StoreUnavailable
 from ..errors import DatafariError
 from ..indexing.callbacks import CallbackRefused, check_callback
 from ..indexing.files import SUFFIXES, all_documents
 from ..indexing.indexer import Indexer
 from ..indexing.jobs import JobStore, start_job
+from ..store import StoreUnavailable
 from .auth import current_access
 from .body import json_object
 from .context import get_services
-from .conversations import store_call
 from .errors import ok_content
+from .store_calls import store_call
 from .update import may_write
 from .users import is_admin
 from .workflows import workflow_store
@@ -51,7 +51,7 @@ def _bad(message: str) -> DatafariError:
 
 
 def _jobs() -> JobStore:
-    return store_call(get_services().conversations.jobs)
+    return store_call(get_services().store.jobs)
 
 
 def _indexer(workflow_id: Any) -> Indexer:

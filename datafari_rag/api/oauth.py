@@ -49,9 +49,9 @@ from starlette.types import Receive, Scope, Send
 from werkzeug.wsgi import get_current_url
 
 from ..config import Settings
-from ..conversations.oauth import Grant, OAuthStore, TooManyClients
-from ..conversations.store import StoreUnavailable
 from ..services import Services
+from ..store import StoreUnavailable
+from ..store.oauth import Grant, OAuthStore, TooManyClients
 from .users import signed_token
 
 PATHS = frozenset({"/.well-known/oauth-authorization-server", "/authorize", "/token", "/register"})
@@ -106,7 +106,7 @@ class LocalAuthorizationServer:
         self.services, self.settings, self.issuer = services, services.settings, issuer
 
     async def _store(self, call: Callable[[OAuthStore], Any]) -> Any:
-        return await to_thread.run_sync(lambda: call(self.services.conversations.oauth()))
+        return await to_thread.run_sync(lambda: call(self.services.store.oauth()))
 
     async def _grant(self, kind: str, value: str, client: OAuthClientInformationFull) -> Grant | None:
         grant: Grant | None = await self._store(lambda store: store.find(kind, value, client.client_id or ""))
@@ -189,7 +189,7 @@ class LocalAuthorizationServer:
     ) -> OAuthToken:
         """A sign-in token for ``username`` and a refresh token in its place, unless the account is
         gone or (for a refresh) changed its password or role since."""
-        user = await to_thread.run_sync(lambda: self.services.conversations.users().get(username))
+        user = await to_thread.run_sync(lambda: self.services.store.users().get(username))
         if user is None or (version is not None and version != user.version):
             raise TokenError("invalid_grant", "The account changed its password or role, or was removed.")
         token, ttl = signed_token(user, self.settings, client_id=client.client_id)
@@ -220,7 +220,7 @@ def issue_code(services: Services, pending: dict[str, Any], username: str) -> st
     code = secrets.token_urlsafe(32)
     keep = ("redirect_uri", "explicit", "code_challenge", "scopes", "resource")
     grant = Grant(pending["client_id"], username, {k: pending.get(k) for k in keep}, time.time() + CODE_TTL)
-    services.conversations.oauth().grant("code", code, grant)
+    services.store.oauth().grant("code", code, grant)
     return code
 
 

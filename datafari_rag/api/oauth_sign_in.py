@@ -20,8 +20,8 @@ from mcp.server.auth.provider import construct_redirect_uri
 
 from ..errors import DatafariError
 from .context import get_services
-from .conversations import store_call
 from .oauth import SIGN_IN, issue_code, issuer_of, open_pending
+from .store_calls import store_call
 from .ui import POLICY
 from .users import signed_in
 

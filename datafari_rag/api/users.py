@@ -17,13 +17,13 @@ import jwt
 from flask import Blueprint, Response, request
 
 from ..config import Settings
-from ..conversations.users import User, UserStore
 from ..errors import DatafariError
+from ..store.users import User, UserStore
 from .auth import current_access
 from .body import json_object
 from .context import get_services
-from .conversations import store_call
 from .errors import ok_content
+from .store_calls import store_call
 
 bp = Blueprint("users", __name__)
 
@@ -33,7 +33,7 @@ def _ok(content: dict[str, Any], status: int = 200) -> tuple[Response, int]:
 
 
 def _users() -> UserStore:
-    return store_call(get_services().conversations.users)
+    return store_call(get_services().store.users)
 
 
 def require_admin(what: str = "Managing users") -> str:
@@ -87,7 +87,7 @@ def signed_in(username: object, password: object) -> User:
     if not get_services().settings.jwt_hs256_secret:
         raise DatafariError("loginNotEnabled", "Local sign-in needs security.jwt.hs256.secret.")
     address = request.remote_addr
-    throttle = store_call(get_services().conversations.sign_ins)
+    throttle = store_call(get_services().store.sign_ins)
     name = username if isinstance(username, str) else ""
     wait = store_call(throttle.wait, name, address)
     if wait:

@@ -19,19 +19,20 @@ from typing import Any
 from flask import Blueprint, Response
 
 from ..config import ConfigError
-from ..conversations.users import check_username
 from ..errors import DatafariError
 from ..retrieval.filters import source_filter
 from ..retrieval.rerank import build_reranker
 from ..solr import SolrError
 from ..solr.bootstrap import SchemaProblem, ensure_collections
+from ..store.users import check_username
 from ..workflows.spec import WorkflowSpec, parse_workflow
 from ..workflows.store import StoredWorkflow, WorkflowStore
 from .body import json_object
 from .context import get_services, live
-from .conversations import bind_answer, conversation_id, store_call
+from .conversations import bind_answer, conversation_id
 from .errors import ok_content
 from .rag import accept_language, run_rag
+from .store_calls import store_call
 from .users import require_admin
 from .validation import rag_request
 
@@ -44,7 +45,7 @@ def _ok(content: dict[str, Any], status: int = 200) -> tuple[Response, int]:
 
 
 def workflow_store() -> WorkflowStore:
-    return store_call(get_services().conversations.workflows)
+    return store_call(get_services().store.workflows)
 
 
 def _checked(body: dict[str, Any], kept: dict[str, Any] | None = None) -> WorkflowSpec:

@@ -1,12 +1,10 @@
-"""Conversations kept on the server: a relational store (SQLite by default, PostgreSQL in
-production) of each user's conversations and their turns, with Alembic migrations."""
+"""Conversations kept on the server: each user's conversations and their turns, in the relational
+store (``store/``)."""
 
 from .store import (
     ConversationLimit,
     ConversationNotFound,
     ConversationStore,
-    StoreHandle,
-    StoreUnavailable,
     Turn,
 )
 
@@ -14,7 +12,5 @@ __all__ = [
     "ConversationLimit",
     "ConversationNotFound",
     "ConversationStore",
-    "StoreHandle",
-    "StoreUnavailable",
     "Turn",
 ]

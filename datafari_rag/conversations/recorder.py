@@ -17,7 +17,8 @@ from typing import Any
 
 from ..errors import DatafariError
 from ..rag.pipeline import Event
-from .store import ConversationLimit, ConversationStore, StoreUnavailable, Turn
+from ..store import StoreUnavailable
+from .store import ConversationLimit, ConversationStore, Turn
 
 log = logging.getLogger(__name__)
 SOURCE_FIELDS = ("id", "title", "url")  # a source as kept (with its number and whether it is cited): never its text

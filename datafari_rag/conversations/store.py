@@ -7,64 +7,26 @@ so a failure never leaves half of it. Any database failure is :class:`StoreUnava
 
 from __future__ import annotations
 
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import cached_property
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any
 
 from sqlalchemy import Engine, func, select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..config import Settings
-from .database import StoreFileGone, database_url, migrate, open_engine
-from .schema import STATUSES, Block, Conversation, UsageStat
+from ..store.schema import STATUSES, Block, Conversation, UsageStat
+from ..store.transaction import StoreUnavailable, transaction
 
 TITLE_MAX = 200
-P = TypeVar("P")
-S = TypeVar("S", bound="SealsClear")
 # SQLite has no row locks: two turns of one conversation written at once may pick the same place,
 # the later one is refused by the unique (conversation, position) and tries the next place.
 _APPEND_TRIES = 10
-
-
-if TYPE_CHECKING:
-    from ..indexing.jobs import JobStore
-    from ..security.sealed import Sealer
-    from ..workflows.store import WorkflowStore
-    from .oauth import OAuthStore
-    from .overrides import OverrideStore
-    from .sign_ins import SignInThrottle
-    from .users import UserStore
-
-
-class SealsClear(Protocol):
-    def seal_clear(self) -> int: ...
-
-
-@contextmanager
-def transaction(sessions: sessionmaker[Session], what: str, taken: Exception | None = None) -> Iterator[Session]:
-    """One transaction, committed when the block ends, rolled back on any error: a unique
-    constraint refused is ``taken`` (when given), any other database failure
-    :class:`StoreUnavailable` naming ``what``."""
-    try:
-        with sessions.begin() as session:
-            yield session
-    except IntegrityError as exc:
-        if taken is None:
-            raise StoreUnavailable(f"{what} failed: IntegrityError") from exc
-        raise taken from exc
-    except StoreFileGone as exc:  # its own words: what happened to the file, and what to do
-        raise StoreUnavailable(f"{what} failed: {exc}") from exc
-    except SQLAlchemyError as exc:
-        raise StoreUnavailable(f"{what} failed: {type(exc).__name__}") from exc
 
 
 class ConversationNotFound(LookupError):
@@ -73,10 +35,6 @@ class ConversationNotFound(LookupError):
 
 class ConversationLimit(ValueError):
     """The user has as many conversations, or the conversation as many turns, as allowed."""
-
-
-class StoreUnavailable(RuntimeError):
-    """The database could not be reached or refused the operation."""
 
 
 @dataclass(frozen=True)
@@ -157,16 +115,6 @@ class ConversationStore:
         self.sessions = sessionmaker(engine, expire_on_commit=False)
         self.max_per_user = max_per_user
         self.max_turns = max_turns
-
-    @classmethod
-    def open(cls, settings: Settings) -> ConversationStore:
-        """The store of ``conversations.url``, its schema migrated to the newest revision."""
-        engine = open_engine(database_url(settings))
-        try:
-            migrate(engine)
-        except SQLAlchemyError as exc:
-            raise StoreUnavailable(f"the conversation store cannot be prepared: {exc}") from exc
-        return cls(engine, settings.conversations_max_per_user, settings.conversations_max_turns)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -334,89 +282,3 @@ class ConversationStore:
             return [
                 {**{k: getattr(r, k) for k in fields}, "total_tokens": r.total_tokens} for r in session.scalars(query)
             ]
-
-
-class StoreHandle:
-    """The process's store, opened (and migrated) at its first use rather than at start, so that
-    the sidecar serves searches and answers while the database is down; a failed opening is tried
-    again by the next request that needs the store."""
-
-    RETRY_AFTER = 10.0  # seconds: while the database is down, requests are not held by reconnections
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self._store: ConversationStore | None = None
-        self._failed: tuple[float, StoreUnavailable] | None = None
-        self._lock = threading.Lock()
-        self._parts: dict[type, Any] = {}  # the other stores of the same database, made once each
-
-    def _part(self, kind: type[P], *args: Any) -> P:
-        if kind not in self._parts:
-            self._parts[kind] = kind(self.get().engine, *args)
-        return self._parts[kind]
-
-    @cached_property
-    def sealer(self) -> Sealer:
-        """What seals the secrets this database keeps (security.secretsKey)."""
-        from ..security.sealed import Sealer
-
-        return Sealer.of(self.settings)
-
-    def _sealed_part(self, kind: type[S], *args: Any) -> S:
-        """A store that keeps secrets, made with the sealer; what it saved in clear before sealing
-        existed is sealed once, before it is first handed out."""
-        if kind not in self._parts:
-            part = kind(self.get().engine, self.sealer, *args)  # type: ignore[call-arg]
-            part.seal_clear()
-            self._parts[kind] = part
-        return self._parts[kind]
-
-    def users(self) -> UserStore:
-        """The local users, in the same database."""
-        from .users import UserStore
-
-        return self._part(UserStore, self.settings.users_min_password)
-
-    def sign_ins(self) -> SignInThrottle:
-        """The sign-in throttle's counts, in the same database."""
-        from .sign_ins import SignInThrottle
-
-        s = self.settings
-        return self._part(SignInThrottle, s.sign_in_max_failures, s.sign_in_max_failures_per_address, s.sign_in_window)
-
-    def overrides(self) -> OverrideStore:
-        """The settings administrators changed at run time, in the same database."""
-        from .overrides import OverrideStore
-
-        return self._sealed_part(OverrideStore)
-
-    def workflows(self) -> WorkflowStore:
-        """The workflows and their API keys, in the same database."""
-        from ..workflows.store import WorkflowStore
-
-        return self._sealed_part(WorkflowStore)
-
-    def oauth(self) -> OAuthStore:
-        """The clients and grants of /mcp's OAuth authorization server, in the same database."""
-        from .oauth import OAuthStore
-
-        return self._sealed_part(OAuthStore, self.settings.mcp_oauth_max_clients)
-
-    def jobs(self) -> JobStore:
-        """The indexing jobs' progress, in the same database."""
-        from ..indexing.jobs import JobStore
-
-        return self._part(JobStore)
-
-    def get(self) -> ConversationStore:
-        with self._lock:
-            if self._store is not None:
-                return self._store
-            if self._failed and time.monotonic() - self._failed[0] < self.RETRY_AFTER:
-                raise self._failed[1]
-            try:
-                self._store = ConversationStore.open(self.settings)
-            except StoreUnavailable as exc:
-                self._failed = (time.monotonic(), exc)
-                raise
-            return self._store

@@ -5,21 +5,26 @@ logged and the answer goes on."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from ..rag.pipeline import Event
-from .store import StoreHandle, StoreUnavailable
+from ..store import StoreUnavailable
+from .store import ConversationStore
 
 log = logging.getLogger(__name__)
 
 
 def counted(
-    events: Iterator[Event], store: StoreHandle, username: str | None, conversation_id: str | None, model: str
+    events: Iterator[Event],
+    store: Callable[[], ConversationStore],
+    username: str | None,
+    conversation_id: str | None,
+    model: str,
 ) -> Iterator[Event]:
     for event in events:
         if event.type == "message.final" and username is not None:
             try:
-                store.get().add_usage(username, conversation_id, model, event.data["usage"])
+                store().add_usage(username, conversation_id, model, event.data["usage"])
             except StoreUnavailable as exc:
                 log.warning("token statistics of %s not recorded: %s", username, exc)
         yield event

@@ -19,9 +19,9 @@ from typing import Any
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import sessionmaker
 
-from ..conversations.schema import IndexJob
-from ..conversations.store import StoreUnavailable, transaction
 from ..metrics import INDEX_JOBS
+from ..store import StoreUnavailable, transaction
+from ..store.schema import IndexJob
 from .callbacks import post_progress
 from .corpus import CorpusReport, index_documents
 from .indexer import Indexer

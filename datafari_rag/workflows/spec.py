@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import KEYS, MAX_INSTRUCTIONS, ConfigError, Settings, checked, convert
-from ..conversations.schema import CHUNKERS, ENHANCERS, RANKERS, RETRIEVALS, STRATEGIES
 from ..retrieval.filters import source_filter
+from ..store.schema import CHUNKERS, ENHANCERS, RANKERS, RETRIEVALS, STRATEGIES
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}$")
 COLLECTION = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,29}$")  # <it>_FileShare and <it>_VectorMain

@@ -21,7 +21,9 @@ from typing import Any
 from sqlalchemy import Engine, select, update
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
-from ..conversations.schema import (
+from ..security.sealed import Sealer
+from ..store import transaction
+from ..store.schema import (
     ApiKey,
     Chunker,
     QueryEnhancer,
@@ -29,8 +31,6 @@ from ..conversations.schema import (
     Workflow,
     WorkflowFilter,
 )
-from ..conversations.store import transaction
-from ..security.sealed import Sealer
 from .spec import SECRET_OPTIONS, ChunkerSpec, WorkflowError, WorkflowSpec
 
 KEY_PREFIX = "dfr_"

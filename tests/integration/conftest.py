@@ -80,7 +80,7 @@ def signed_in_world(
     """:func:`board_world` (the board's pay memo for bea) with local sign-in: an HS256 secret, a
     store of the test's own, BM25, and these local users (name -> administrator), password
     :data:`PASSWORD`."""
-    from datafari_rag.conversations import StoreHandle
+    from datafari_rag.store import StoreHandle
 
     mine = board_world(solr, settings, folder, prefix, MEMO, sample).replace(
         jwt_hs256_secret="a test secret of at least thirty-two bytes!",

@@ -22,9 +22,9 @@ from sqlalchemy import text
 from datafari_rag.app import create_app
 from datafari_rag.cli import main as cli
 from datafari_rag.config import Settings
-from datafari_rag.conversations import StoreHandle
-from datafari_rag.conversations.database import open_engine
 from datafari_rag.solr import SolrClient
+from datafari_rag.store import StoreHandle
+from datafari_rag.store.database import open_engine
 from datafari_rag.testing.fake_llm import FakeLlm
 from datafari_rag.testing.servers import serve
 from tests.integration.conftest import PASSWORD, board_world, cli_environment

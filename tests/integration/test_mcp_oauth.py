@@ -25,9 +25,9 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull,
 
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
-from datafari_rag.conversations import StoreHandle
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import bootstrap
+from datafari_rag.store import StoreHandle
 from datafari_rag.testing.acl_harness import (
     Corpus,
     build,

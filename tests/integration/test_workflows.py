@@ -14,8 +14,8 @@ from sqlalchemy import text
 
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
-from datafari_rag.conversations.database import open_engine
 from datafari_rag.solr import SolrClient
+from datafari_rag.store.database import open_engine
 from datafari_rag.testing.fake_llm import FakeLlm
 from tests.integration.conftest import MEMO as BOARD_MEMO
 from tests.integration.conftest import PASSWORD, signed_in_world

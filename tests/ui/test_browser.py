@@ -15,8 +15,8 @@ from playwright.sync_api import Browser, Page, expect
 
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
-from datafari_rag.conversations import StoreHandle
 from datafari_rag.solr import SolrClient
+from datafari_rag.store import StoreHandle
 from datafari_rag.testing.fake_llm import FakeLlm
 from datafari_rag.testing.servers import serve
 from tests.integration.conftest import MEMO as BOARD_MEMO

@@ -20,7 +20,7 @@ from sqlalchemy.orm import sessionmaker
 
 from ..security.sealed import Sealer
 from .schema import OAuthClient, OAuthGrant
-from .store import transaction
+from .transaction import transaction
 
 WHAT = "the OAuth authorization server's store"
 SECRET = "client_secret"

@@ -17,7 +17,7 @@ from sqlalchemy import Engine, delete, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from .schema import SignInFailure
-from .store import transaction
+from .transaction import transaction
 
 WHAT = "the sign-in throttle"
 

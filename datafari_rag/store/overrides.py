@@ -14,7 +14,7 @@ from sqlalchemy.orm import sessionmaker
 from ..config import secret_key
 from ..security.sealed import Sealer
 from .schema import SettingOverride
-from .store import transaction
+from .transaction import transaction
 
 WHAT = "the settings store"
 

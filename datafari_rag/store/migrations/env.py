@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from datafari_rag.conversations.schema import Base
+from datafari_rag.store.schema import Base
 
 connection = context.config.attributes["connection"]
 context.configure(

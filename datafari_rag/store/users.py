@@ -18,7 +18,7 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from .schema import AppUser
-from .store import transaction
+from .transaction import transaction
 
 USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$")
 MAX_PASSWORD = 1024
