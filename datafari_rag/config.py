@@ -16,15 +16,13 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 import javaproperties
 
+from .filters import NO_FILTER, SourceFilter, source_filter
 from .paths import CONF
-
-if TYPE_CHECKING:
-    from .retrieval.filters import SourceFilter
 
 ENV_PREFIX = "DATAFARI_RAG_"
 MAX_INSTRUCTIONS = 4000
@@ -71,7 +69,7 @@ SOLR, EMBED, AGENT, SERVER, RAG, QUALITY, LLM, INDEX, SECURITY, LOCAL, CONVERSAT
     "Conversations kept on the server",
     "Forbidden-topic guard",
 )
-# what self-querying may filter on: the fields of retrieval/filters.py (not id) and the date field
+# what self-querying may filter on: the fields of filters.py (not id) and the date field
 SELF_QUERY_FIELDS = ("source", "repo_source", "extension", "language", "author", "type_category", "last_modified")
 _SPLITTERS = ("recursiveSplitter", "paragraphSplitter", "sentenceSplitter", "lineSplitter", "characterSplitter")
 
@@ -1044,8 +1042,6 @@ class Settings:
 
 @lru_cache(maxsize=64)
 def _base_filter(raw: str) -> SourceFilter:
-    from .retrieval.filters import NO_FILTER, source_filter  # retrieval reads the settings: imported late
-
     if not raw.strip():
         return NO_FILTER
     try:

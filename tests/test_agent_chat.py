@@ -9,7 +9,7 @@ import requests
 from openai import OpenAI
 
 from datafari_rag.agent.extractive import NOT_FOUND, parse_prompt
-from datafari_rag.rag.prompts import ABSTENTIONS, Prompt, PromptContext, partial_answer_text, snippet_text
+from datafari_rag.prompts import ABSTENTIONS, Prompt, PromptContext, partial_answer_text, snippet_text
 
 DOCS = "\n\n".join(
     [

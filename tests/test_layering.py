@@ -60,3 +60,72 @@ def test_the_relational_store_imports_no_feature() -> None:
     for module, imports in _imports(PACKAGE / "store").items():
         bad = [i for i in imports if i.startswith(forbidden)]
         assert not bad, f"{module} imports {bad}"
+
+
+# The layering docs/architecture.md states, from the entry points down: a package or module may
+# import only from layers below its own (and from itself). A new package must find its place here.
+LAYERS = [
+    {"cli"},
+    {"app"},
+    {"api"},
+    {"live", "evaluation", "testing"},
+    {"services"},
+    {"indexing", "conversations", "workflows"},
+    {"rag"},
+    {"retrieval"},
+    {"prompts", "text", "solr", "store"},
+    {"llm", "agent", "security", "logs", "config_docs"},
+    {"config"},
+    {"filters", "errors", "paths", "metrics"},
+]
+
+
+def _unit(module: str) -> str:
+    """The package or top-level module of ``datafari_rag`` a module belongs to."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def test_every_import_goes_down_the_documented_layers() -> None:
+    layer = {unit: depth for depth, units in enumerate(LAYERS) for unit in units}
+    graph = _imports(PACKAGE)
+    units = {_unit(m) for m in graph} - {"__init__", "__main__"}
+    assert units <= set(layer), f"not in LAYERS (and docs/architecture.md): {sorted(units - set(layer))}"
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if _unit(target) in layer
+        and _unit(module) in layer
+        and _unit(target) != _unit(module)
+        and layer[_unit(target)] <= layer[_unit(module)]
+    )
+    assert not upward, upward
+
+
+def test_no_module_imports_itself_back_through_others() -> None:
+    found = _imports_cache()
+    graph = {m: {t for t in ts if t in found} for m, ts in found.items()}
+    state: dict[str, int] = {}  # 1: on the path being followed, 2: done
+    cycles: list[list[str]] = []
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                cycles.append([*path[path.index(target) :], target])
+            elif target not in state:
+                visit(target, [*path, target])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert not cycles, cycles[:5]
+
+
+def _imports_cache() -> dict[str, set[str]]:
+    """Module -> the modules it imports, a package's ``__init__`` named as the package."""
+    found = _imports(PACKAGE)
+    named = {m.removesuffix(".__init__"): ts for m, ts in found.items()}
+    return {m: {t.removesuffix(".__init__") for t in ts} for m, ts in named.items()}

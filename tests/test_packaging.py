@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from datafari_rag.cli import main as cli
 from datafari_rag.config import Settings, load_settings
 from datafari_rag.paths import CONF, CONFIGSETS, MODELS, PROJECT_ROOT, SAMPLE_CORPUS
-from datafari_rag.rag.prompts import environment
+from datafari_rag.prompts import environment
 
 DOCKER = PROJECT_ROOT / "docker"
 

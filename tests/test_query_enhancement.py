@@ -10,9 +10,9 @@ from datetime import date, datetime
 import pytest
 
 from datafari_rag.config import ConfigError, Settings, load_settings
+from datafari_rag.filters import SourceFilter
 from datafari_rag.llm import LlmError, Usage
 from datafari_rag.rag.query_enhancement import hypothetical_passage, self_query, variants
-from datafari_rag.retrieval.filters import SourceFilter
 
 
 class Replies:

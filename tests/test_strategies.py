@@ -6,8 +6,8 @@ import threading
 from collections.abc import Iterator
 
 from datafari_rag.llm import ChatMessage, Usage
+from datafari_rag.prompts import PromptContext, snippet_text
 from datafari_rag.rag.packing import Item
-from datafari_rag.rag.prompts import PromptContext, snippet_text
 from datafari_rag.rag.strategies import mapreduce, refine
 
 

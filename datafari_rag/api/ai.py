@@ -19,10 +19,10 @@ from typing import Any
 from flask import Blueprint, Response, jsonify
 
 from ..errors import DatafariError
+from ..filters import source_filter
 from ..rag.pipeline import RagRequest
 from ..retrieval import RetrievalContext
 from ..retrieval.bm25 import bm25_documents
-from ..retrieval.filters import source_filter
 from ..solr import SolrError
 from .auth import current_access
 from .body import json_object

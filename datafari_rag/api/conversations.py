@@ -20,8 +20,8 @@ from ..conversations.recorder import TurnRecorder
 from ..conversations.store import PastTurn, as_messages
 from ..conversations.usage import counted
 from ..errors import DatafariError
+from ..filters import SourceFilter
 from ..rag.pipeline import Event, RagRequest, Wrap
-from ..retrieval.filters import SourceFilter
 from .auth import current_access
 from .body import json_object
 from .context import get_services

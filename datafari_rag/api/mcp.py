@@ -28,8 +28,8 @@ from werkzeug.http import HTTP_STATUS_CODES
 from werkzeug.wsgi import get_current_url
 
 from ..errors import DatafariError
+from ..prompts import LANGUAGES
 from ..rag.pipeline import RagRequest
-from ..rag.prompts import LANGUAGES
 from ..retrieval import RetrievalContext
 from ..retrieval.bm25 import bm25_documents
 from ..retrieval.vector import vector_chunks

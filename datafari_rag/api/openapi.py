@@ -12,8 +12,8 @@ from typing import Any
 from flask import Blueprint, Response, jsonify
 
 from ..errors import LABELS
-from ..rag.prompts import FORMATS, LANGUAGES
-from ..retrieval.filters import FIELDS as FILTER_FIELDS
+from ..filters import FIELDS as FILTER_FIELDS
+from ..prompts import FORMATS, LANGUAGES
 from . import search_params
 from .context import get_services
 from .validation import MAX_HISTORY, MAX_ID_CHARS, ROLES

@@ -5,8 +5,8 @@ from __future__ import annotations
 from flask import Blueprint, Response, request
 
 from ..errors import DatafariError
+from ..prompts import LANGUAGES
 from ..rag.pipeline import Pipeline, RagRequest, Wrap
-from ..rag.prompts import LANGUAGES
 from .auth import current_access
 from .body import json_object
 from .capacity import answer_slot

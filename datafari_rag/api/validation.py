@@ -6,8 +6,8 @@ import re
 from typing import Any
 
 from ..errors import DatafariError
+from ..prompts import FORMATS, LANGUAGES
 from ..rag.pipeline import RagRequest
-from ..rag.prompts import FORMATS, LANGUAGES
 
 ROLES = ("user", "assistant", "system")
 MAX_HISTORY = 100

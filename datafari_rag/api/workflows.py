@@ -20,7 +20,7 @@ from flask import Blueprint, Response
 
 from ..config import ConfigError
 from ..errors import DatafariError
-from ..retrieval.filters import source_filter
+from ..filters import source_filter
 from ..retrieval.rerank import build_reranker
 from ..solr import SolrError
 from ..solr.bootstrap import SchemaProblem, ensure_collections

@@ -30,7 +30,7 @@ from typing import Any
 from flask import Flask
 from tqdm import tqdm
 
-from ..rag.prompts import ABSTENTIONS
+from ..prompts import ABSTENTIONS
 from . import missing_field, read_jsonl
 
 ABSTENTION = re.compile(
@@ -39,7 +39,7 @@ ABSTENTION = re.compile(
     r"\b(answer|information|documents?|context|texts?|sources?)\b"
     r"|\bno (answer|relevant information)\b"
     r"|\bnot (mentioned|stated|provided|specified|found) in the (documents?|context|texts?|sources?)\b"
-    # the sentence the prompts ask for, in every language they have it (rag/prompts.py)
+    # the sentence the prompts ask for, in every language they have it (prompts/__init__.py)
     + "".join(f"|{re.escape(sentence.rstrip('.'))}" for sentence in ABSTENTIONS.values()),
     re.IGNORECASE,
 )

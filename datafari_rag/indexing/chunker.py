@@ -9,13 +9,11 @@ filters drop chunks too short or made mostly of symbols.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter, TextSplitter
-from tokenizers import Tokenizer
 
-from ..agent.model import model_dir
 from ..config import Settings
+from ..text.tokens import count_tokens
 
 _SENTENCE_ENDS = [". ", "! ", "? ", "… "]
 # Where each splitter cuts first; a piece still too large is cut at the next, finer separators
@@ -28,24 +26,6 @@ SEPARATORS = {
     "lineSplitter": ["\n", " ", ""],
     "characterSplitter": [""],
 }
-
-
-@lru_cache(maxsize=1)
-def wordpiece() -> Tokenizer:
-    """all-MiniLM-L6-v2's WordPiece tokenizer (the packaged model's), without truncation or padding."""
-    tokenizer = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
-    tokenizer.no_truncation()
-    tokenizer.no_padding()
-    return tokenizer
-
-
-@lru_cache(maxsize=1 << 16)
-def count_tokens(text: str) -> int:
-    """Tokens of the embedding model (all-MiniLM-L6-v2's WordPiece), without [CLS]/[SEP].
-
-    Cached: the splitter measures every word of a long text, and words repeat.
-    """
-    return len(wordpiece().encode(text, add_special_tokens=False).ids)
 
 
 def make_splitter(settings: Settings) -> TextSplitter:

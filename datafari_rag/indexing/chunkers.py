@@ -27,7 +27,7 @@ from langchain_text_splitters import RecursiveCharacterTextSplitter
 
 from ..config import Settings
 from ..llm import LlmError, LlmService
-from ..rag.prompts import PromptContext
+from ..prompts import PromptContext
 from ..rag.rewriting import json_reply
 from .chunker import SEPARATORS, chunk_text, keep
 

@@ -26,11 +26,11 @@ from ..config import Settings
 from ..llm import LlmService
 from ..solr import SolrClient, SolrError, admin, user_properties
 from ..solr.collection import Collection
+from ..text.language import with_language
 from .children import child_documents, language_fields
 from .chunker import chunk_text
 from .chunkers import GIVEN_CHUNKS, chunk_document, custom
 from .embedder import ChunkEmbedder, EmbeddingError
-from .language import with_language
 from .outbox import Outbox
 
 log = logging.getLogger(__name__)

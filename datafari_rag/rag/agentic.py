@@ -22,6 +22,7 @@ from typing import Any
 from ..config import Settings
 from ..errors import DatafariError
 from ..llm import LlmError, ToolCall, ToolCallingLlm, Usage
+from ..prompts import PromptContext, snippet_text
 from ..retrieval import RetrievalContext, Snippet, retrieve_document
 from ..retrieval.bm25 import bm25_documents
 from ..retrieval.hybrid import rrf
@@ -29,7 +30,6 @@ from ..security import UserAccess
 from ..solr import SolrError
 from .hygiene import clean_snippet
 from .mcp_tools import ExternalTools
-from .prompts import PromptContext, snippet_text
 
 RESULT_CHARS = 6000  # of one tool result sent back to the model
 PREVIEW = 300

@@ -20,8 +20,8 @@ from functools import lru_cache
 from tokenizers import Tokenizer
 
 from ..config import ConfigError, Settings
-from ..indexing.chunker import wordpiece
 from ..retrieval import Snippet
+from ..text.tokens import wordpiece
 from .lexical import sentences, words
 
 

@@ -20,11 +20,12 @@ from typing import Any
 
 from ..config import Settings
 from ..errors import DatafariError
+from ..filters import NO_FILTER, SourceFilter
 from ..llm import LlmError, LlmService, Usage
 from ..llm.deadline import answer_within
+from ..prompts import PromptContext, snippet_text
 from ..retrieval import RetrievalContext, Snippet, retrieve_all, retrieve_document
 from ..retrieval.cache import SemanticCache
-from ..retrieval.filters import NO_FILTER, SourceFilter
 from ..retrieval.neighbours import with_neighbours
 from ..retrieval.rerank import Reranker
 from ..security import UserAccess
@@ -38,7 +39,6 @@ from .confidence import confidence, is_abstention
 from .hygiene import clean_history, clean_query, clean_snippet
 from .mcp_tools import ExternalTools
 from .packing import Item, PromptTooLarge
-from .prompts import PromptContext, snippet_text
 from .query_enhancement import enabled as enhancing
 from .query_enhancement import enhance
 from .reasoning import AnswerAfterReasoning, Check, followup, reflect, split_reasoning

@@ -18,11 +18,12 @@ from datetime import date, datetime
 from typing import Any
 
 from ..config import Settings
+from ..filters import DATE_FIELDS, NO_FILTER, SourceFilter
 from ..llm import LlmError, LlmService, Usage
+from ..prompts import PromptContext
 from ..retrieval import RetrievalContext
-from ..retrieval.filters import DATE_FIELDS, NO_FILTER, SourceFilter, known_values
+from ..retrieval.facets import known_values
 from .hygiene import clean_query
-from .prompts import PromptContext
 from .rewriting import json_reply
 
 log = logging.getLogger(__name__)

@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass, field
 
 from ..llm import LlmError, LlmService, Usage
+from ..prompts import Prompt, PromptContext
 from .citations import clean_answer
 from .packing import Item, PromptTooLarge, take_pack
-from .prompts import Prompt, PromptContext
 from .rewriting import json_reply
 
 _ANSWER = re.compile(r"^[ \t*#]*ANSWER[ \t*]*:[ \t*]*", re.I | re.M)

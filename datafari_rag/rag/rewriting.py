@@ -15,8 +15,8 @@ from typing import Any
 
 from ..config import Settings
 from ..llm import LlmError, LlmService, Usage
+from ..prompts import PromptContext
 from .hygiene import clean_history, clean_query
-from .prompts import PromptContext
 
 
 def rewriting_enabled(settings: Settings) -> bool:

@@ -18,9 +18,9 @@ from functools import partial
 
 from ..llm import LlmService, Usage
 from ..llm.deadline import carried
+from ..prompts import Prompt, PromptContext, partial_answer_text
 from .citations import clean_answer
 from .packing import Item, take_pack
-from .prompts import Prompt, PromptContext, partial_answer_text
 
 Progress = Callable[[str, int, int | None], None]  # (phase name, step, number of steps if known)
 

@@ -30,7 +30,7 @@ import numpy as np
 from ..config import Settings
 from ..errors import DatafariError
 from ..llm import LlmError, LlmService, Usage
-from .prompts import PromptContext
+from ..prompts import PromptContext
 
 MATCH_TYPES = ("exact", "synonym", "contextual")
 _WORD = re.compile(r"\w+")

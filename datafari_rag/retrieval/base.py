@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..config import Settings
+from ..filters import NO_FILTER, SourceFilter
 from ..security import UserAccess
 from ..solr import SolrClient
 from ..solr.collection import Collection
-from .filters import NO_FILTER, SourceFilter
 
 # Characters with a meaning in Solr's query syntax; a BM25 search uses the words only.
 _SOLR_SYNTAX = re.compile(r'[+\-&|!(){}\[\]^"~*?:\\/]')
-
-if TYPE_CHECKING:
-    from .cache import SemanticCache
 
 
 @dataclass(frozen=True)
@@ -32,6 +29,13 @@ class Snippet:
     chunk: int | None = None  # chunk_index, for a chunk of VectorMain
 
 
+class ResultCache(Protocol):
+    """What a retriever asks of a cache of results (``cache.py``'s semantic cache): the results of
+    ``query`` in the scope ``key``, retrieved by ``retrieve`` when no close query was cached."""
+
+    def get(self, key: Hashable, query: str, retrieve: Callable[[], list[Snippet]]) -> tuple[list[Snippet], bool]: ...
+
+
 @dataclass(frozen=True)
 class RetrievalContext:
     """Where to search (FileShare and VectorMain), with which settings, as whom."""
@@ -41,7 +45,7 @@ class RetrievalContext:
     settings: Settings
     access: UserAccess
     restrict: SourceFilter = NO_FILTER  # Datafari 7.0's ``filters``: sources only among these
-    cache: SemanticCache | None = None  # cache.enabled: results of close queries in the same scope
+    cache: ResultCache | None = None  # cache.enabled: results of close queries in the same scope
     dense: Mapping[str, str] = field(default_factory=dict)  # HyDE: query -> the text kNN embeds instead
 
     def __post_init__(self) -> None:

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..config import Settings
-from ..indexing.language import detect
+from ..text.language import detect
 from .base import RetrievalContext, Snippet, to_snippet, words_only
 from .guard import parent_of, readable_parents
 from .vector import FIELDS

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import KEYS, MAX_INSTRUCTIONS, ConfigError, Settings, checked, convert
-from ..retrieval.filters import source_filter
+from ..filters import source_filter
 from ..store.schema import CHUNKERS, ENHANCERS, RANKERS, RETRIEVALS, STRATEGIES
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}$")

@@ -101,7 +101,7 @@ def test_add_atomic_update_shrink_and_deletes_reach_vectormain(
         assert chunk["has_vector"] is True and len(chunk["vector_384"]) == 384
         assert chunk["exactContent"] == chunk["embedded_content"] and len(chunk["exactContent"]) < 1000
     # every chunk is at most 60 tokens of the model's tokenizer (the unit is tokens)
-    from datafari_rag.indexing.chunker import count_tokens
+    from datafari_rag.text.tokens import count_tokens
 
     assert max(count_tokens(c["embedded_content"]) for c in chunks) <= 60
 

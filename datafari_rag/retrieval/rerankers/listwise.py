@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from ...llm import LlmError, LlmService, Usage
-from ...rag.prompts import PromptContext
+from ...prompts import PromptContext
 from . import RerankError
 
 SHOWN = 600  # characters of each passage the LLM reads

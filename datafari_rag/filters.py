@@ -1,6 +1,8 @@
 """Restricting retrieval to some documents: Datafari 7.0's ``filters`` (``{"id": [...],
 "extension": ["pdf"]}``), as Solr filters on both collections.
 
+A value type of the ground floor: the settings check ``retrieval.filters`` with it, the API
+a request's ``filters``, retrieval applies it (``retrieval/facets.py`` reads the values to offer).
 Only whitelisted fields may be filtered, each on the name it has in FileShare and in VectorMain
 (a parent's ``id`` is its chunks' ``parent_doc``; the other fields are copied to every chunk).
 Values travel as parameters of Solr's ``terms`` parser, never inside query syntax. A filter only
@@ -95,18 +97,3 @@ def source_filter(value: Any) -> SourceFilter:
             raise ValueError(f"'filters.{name}' values must be non-empty printable strings")
         checked[name] = tuple(dict.fromkeys(values))
     return SourceFilter(checked)
-
-
-def known_values(
-    main: Any, access: Any, fields: list[str], restrict: SourceFilter, limit: int = 25
-) -> dict[str, list[str]]:
-    """The most frequent values of ``fields`` among the documents ``access`` may read (a facet
-    request on FileShare, with the user's filter: a value is information too)."""
-    terms = [f for f in fields if f in FIELDS and f != "id"]
-    if not terms:
-        return {}
-    params: list[tuple[str, Any]] = [("q", "*:*"), ("defType", "lucene"), ("rows", 0), ("facet", "true")]
-    params += [("facet.limit", limit), ("facet.mincount", 1), *restrict.main_params()]
-    params += [("facet.field", FIELDS[f][0]) for f in terms]
-    counts = main.search("select", params, access).get("facet_counts", {}).get("facet_fields", {})
-    return {f: [str(v) for v in counts.get(FIELDS[f][0], [])[::2]] for f in terms}

@@ -1,4 +1,4 @@
-"""Renders the jinja2 templates of ``datafari_rag/prompts/`` into chat messages.
+"""The prompts: the jinja2 templates beside this file, rendered into chat messages.
 
 As Datafari 6.2 sends them: the instructions (a template's ``system`` block) in a ``system``
 message, the conversation so far as real ``user``/``assistant`` turns, then the documents and the
