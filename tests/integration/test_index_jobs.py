@@ -132,7 +132,9 @@ def test_a_json_job_streams_its_progress_to_the_end(client: FlaskClient, solr: S
     assert chunks_of(solr, world, "json-7")[0]["has_vector"] is True
 
 
-def test_uploaded_files_carry_their_acl_and_only_their_readers_find_them(client: FlaskClient, world: Settings) -> None:
+def test_uploaded_files_carry_their_acl_and_only_their_readers_find_them(
+    client: FlaskClient, world: Settings, fake_llm: FakeLlm
+) -> None:
     files = [
         (io.BytesIO(b"The board salary grid for next year."), "grid.txt"),
         (io.BytesIO(b"# Boiler\n\nThe boiler room is checked weekly."), "boiler.md"),
