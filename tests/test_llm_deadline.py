@@ -4,6 +4,8 @@ whose tokens trickle in (the recording stub plays the slow LLM)."""
 from __future__ import annotations
 
 import json
+import socket
+import threading
 import time
 from collections.abc import Iterator
 
@@ -107,3 +109,28 @@ def test_a_200_holding_an_error_object_or_no_choice_is_an_llm_failure(reply: dic
 
     with serve(app) as url, pytest.raises(LlmError, match=r"overloaded|not a chat completion"):
         service(f"{url}/v1").generate(MESSAGES)  # type: ignore[arg-type]
+
+
+def test_a_connection_broken_in_the_middle_of_the_body_is_an_llm_failure() -> None:
+    """The body breaks off (the endpoint dies while answering): the call fails as an LLM failure,
+    sent again once (llm.maxRetries), never as an error of another kind that escapes the service
+    (the openai client's transport is httpx2: an httpx error class caught nothing)."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        sent: list[int] = []
+
+        def answer_half() -> None:
+            while True:
+                connection, _ = server.accept()
+                with connection:
+                    sent.append(1)
+                    connection.recv(65536)
+                    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+                    connection.sendall(head + b'{"choices": [{"mess')
+
+        threading.Thread(target=answer_half, daemon=True).start()
+        url = f"http://127.0.0.1:{server.getsockname()[1]}/v1"
+        with pytest.raises(LlmError, match="The LLM call failed: peer closed connection"):
+            service(url, deadline=10).generate(MESSAGES)  # type: ignore[arg-type]
+        assert len(sent) == 2  # the first attempt and one retry

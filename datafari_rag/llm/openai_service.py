@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
+import httpx2
 import openai
 from openai._constants import RAW_RESPONSE_HEADER
 
@@ -45,7 +45,7 @@ class OpenAiLlmService:
             max_retries=0,  # retried here, within the deadline
             # keep a connection open for every call that may run at once
             http_client=openai.DefaultHttpxClient(
-                limits=httpx.Limits(
+                limits=httpx2.Limits(
                     max_connections=settings.llm_max_concurrent * 2,
                     max_keepalive_connections=settings.llm_max_concurrent,
                 )
@@ -53,10 +53,10 @@ class OpenAiLlmService:
         )
         self._slots = threading.BoundedSemaphore(settings.llm_max_concurrent)
 
-    def _timeout(self, ends: float) -> httpx.Timeout:
+    def _timeout(self, ends: float) -> httpx2.Timeout:
         """This attempt's timeouts: never past the call's deadline."""
         left = max(0.001, ends - time.monotonic())
-        return httpx.Timeout(min(self.timeout, left), connect=min(5.0, left))
+        return httpx2.Timeout(min(self.timeout, left), connect=min(5.0, left))
 
     def _attempts(self, ends: float, call):  # type: ignore[no-untyped-def]
         """``call(timeout)`` until it succeeds, retrying failures that may pass while time remains."""
@@ -70,15 +70,15 @@ class OpenAiLlmService:
                 openai.APIConnectionError,
                 openai.RateLimitError,
                 openai.InternalServerError,
-                httpx.TransportError,  # reading the body: the connection broke or timed out
+                httpx2.TransportError,  # reading the body: the connection broke or timed out
             ) as exc:
                 attempt += 1
                 if attempt > self.max_retries or time.monotonic() >= ends:
                     raise LlmError(f"The LLM call failed: {exc}") from exc
-            except (openai.OpenAIError, httpx.HTTPError) as exc:
+            except (openai.OpenAIError, httpx2.HTTPError) as exc:
                 raise LlmError(f"The LLM call failed: {exc!r}") from exc
 
-    def _create_stream(self, messages: list[ChatMessage], timeout: httpx.Timeout):  # type: ignore[no-untyped-def]
+    def _create_stream(self, messages: list[ChatMessage], timeout: httpx2.Timeout):  # type: ignore[no-untyped-def]
         return self.client.chat.completions.create(
             model=self.model or openai.omit,  # a blank llm.model is left out (the endpoint's default)
             messages=messages,  # type: ignore[arg-type]
@@ -92,7 +92,7 @@ class OpenAiLlmService:
     def _complete(
         self,
         messages: list[ChatMessage] | list[dict[str, Any]],
-        timeout: httpx.Timeout,
+        timeout: httpx2.Timeout,
         ends: float,
         tools: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
@@ -109,7 +109,7 @@ class OpenAiLlmService:
         }
         response = self.client.post(
             "/chat/completions",
-            cast_to=httpx.Response,
+            cast_to=httpx2.Response,
             body=body,
             options={"timeout": timeout, "headers": {RAW_RESPONSE_HEADER: "stream"}},  # body not read yet
         )
@@ -178,7 +178,7 @@ class OpenAiLlmService:
                         if piece:
                             text.append(piece)
                             yield piece
-            except (openai.OpenAIError, httpx.HTTPError) as exc:
+            except (openai.OpenAIError, httpx2.HTTPError) as exc:
                 raise LlmError(f"The LLM stream failed: {exc!r}") from exc
             finally:
                 chunks.close()  # a client that went away cancels the upstream request
