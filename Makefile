@@ -33,6 +33,7 @@ browser:
 lint: install
 	$(VENV)/bin/ruff check datafari_rag tests bench
 	$(VENV)/bin/ruff format --check datafari_rag tests bench
+	$(VENV)/bin/mypy datafari_rag
 
 unit: install
 	$(PY) -m pytest -m "not integration"

@@ -72,5 +72,5 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     if settings.mcp_enabled:
         services = app.extensions["datafari_rag"]
         oauth = OAuthEndpoint(services) if serves_oauth(settings) else None
-        app.wsgi_app = with_mcp(app.wsgi_app, McpEndpoint(services), oauth)  # type: ignore[method-assign]
+        app.wsgi_app = with_mcp(app.wsgi_app, McpEndpoint(services), oauth)  # type: ignore[method-assign,assignment]
     return app

@@ -25,9 +25,11 @@ from .paths import CONF, var_dir
 from .services import build_services
 from .solr import SolrError
 from .solr.bootstrap import SchemaProblem, bootstrap
-from .solr.runtime import LocalCluster, RuntimeProblem, cluster, ensure_jars
+from .solr.process import RuntimeProblem
+from .solr.runtime import LocalCluster, cluster, ensure_jars
 from .solr.security_json import SecurityProblem, check_door, write_config
 from .solr.service_account import credentials
+from .solr.user_properties import service_user
 
 
 def _clear_errors(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -162,7 +164,7 @@ def solr_security_json(output: Path) -> None:
     when none is set, and never printed."""
     settings = _settings()
     write_config(settings, output)
-    click.echo(f"security.json written to {output} for the service account {credentials(settings)[0]}")
+    click.echo(f"security.json written to {output} for the service account {service_user(settings)}")
 
 
 @solr.command("stop")

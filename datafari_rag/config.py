@@ -13,6 +13,7 @@ import dataclasses
 import json
 import logging
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -1107,7 +1108,7 @@ DEPRECATED: dict[str, tuple[str, ...]] = {
 _ENV_DEPRECATED = {env_name(old): old for old in DEPRECATED}
 
 
-def unknown_names(props: dict[str, str], env: dict[str, str] | os._Environ[str]) -> list[str]:
+def unknown_names(props: dict[str, str], env: Mapping[str, str]) -> list[str]:
     """What names no setting: keys of the properties file, ``DATAFARI_RAG_*`` variables."""
     found = [f"key '{k}' of the properties file" for k in props if k not in KEYS and k not in DEPRECATED]
     known = set(_ENV_KEYS) | set(_ENV_DEPRECATED) | set(ENVIRONMENT)
@@ -1122,7 +1123,7 @@ def _warn_once(message: str, *args: object) -> None:
         log.warning(text)
 
 
-def _deprecated_values(props: dict[str, str], env: dict[str, str] | os._Environ[str]) -> dict[str, str]:
+def _deprecated_values(props: dict[str, str], env: Mapping[str, str]) -> dict[str, str]:
     """The values older names give to current keys that are not set themselves."""
     given = {old: env.get(env_name(old), props.get(old)) for old in DEPRECATED}
     out: dict[str, str] = {}
@@ -1149,21 +1150,22 @@ def convert(key: str, raw: str) -> Any:
     return _convert(f, raw, _TYPES[f.type] if isinstance(f.type, str) else f.type)
 
 
-def load_settings(path: Path | None = None, env: dict[str, str] | None = None) -> Settings:
-    """Reads the properties file (if present) and the environment; validates every key, and reports
-    (once per process, as a warning naming it) every key or variable that names no setting."""
-    env = os.environ if env is None else env
-    path = path or Path(env.get(ENV_PREFIX + "CONFIG", CONF / "rag.properties"))
+def load_settings(path: Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
+    """Reads the properties file (if present) and the environment (``env``: os.environ by default);
+    validates every key, and reports (once per process, as a warning naming it) every key or
+    variable that names no setting."""
+    variables: Mapping[str, str] = os.environ if env is None else env
+    path = path or Path(variables.get(ENV_PREFIX + "CONFIG", CONF / "rag.properties"))
     props: dict[str, str] = {}
     if path.exists():
         with path.open(encoding="utf-8") as fh:
             props = javaproperties.load(fh)
-    for name in unknown_names(props, env):
+    for name in unknown_names(props, variables):
         _warn_once("Ignored: %s names no setting (see docs/configuration.md).", name)
-    older = _deprecated_values(props, env)
+    older = _deprecated_values(props, variables)
     values: dict[str, Any] = {}
     for key, f in KEYS.items():
-        raw = env.get(env_name(key), props.get(key, older.get(key)))
+        raw = variables.get(env_name(key), props.get(key, older.get(key)))
         if raw is None:
             continue
         values[f.name] = convert(key, raw)

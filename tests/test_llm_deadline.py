@@ -131,6 +131,6 @@ def test_a_connection_broken_in_the_middle_of_the_body_is_an_llm_failure() -> No
 
         threading.Thread(target=answer_half, daemon=True).start()
         url = f"http://127.0.0.1:{server.getsockname()[1]}/v1"
-        with pytest.raises(LlmError, match="The LLM call failed: peer closed connection"):
+        with pytest.raises(LlmError, match="The LLM call failed"):  # cut short, or reset
             service(url, deadline=10).generate(MESSAGES)  # type: ignore[arg-type]
         assert len(sent) == 2  # the first attempt and one retry

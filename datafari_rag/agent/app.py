@@ -27,10 +27,9 @@ def create_agent_app(
     app = Flask("datafari_rag.agent")
     app.extensions["embedder"] = embedder or SentenceEmbedder()
     settings = load_settings() if generator is None or admission is None else None
-    app.extensions["admission"] = admission or Admission(
-        settings.agent_max_pending,
-        settings.agent_embedding_deadline,  # type: ignore[union-attr]
-    )
+    if admission is None and settings is not None:
+        admission = Admission(settings.agent_max_pending, settings.agent_embedding_deadline)
+    app.extensions["admission"] = admission
     kind = generator or (settings.agent_generator if settings else "extractive")
     if kind == "gguf":
         from .gguf import GgufGenerator

@@ -53,7 +53,7 @@ def _validate(body: Any) -> tuple[list[dict[str, str]], int] | Response:
 
 @bp.post("/v1/chat/completions")
 def chat_completions() -> Response:
-    body = request.get_json(silent=True)
+    body: Any = request.get_json(silent=True)  # checked by _validate
     valid = _validate(body)
     if isinstance(valid, Response):
         return valid

@@ -71,7 +71,7 @@ def _parse_inputs(body: Any) -> list[str] | Response:
 
 @bp.post("/v1/embeddings")
 def create_embeddings() -> Response:
-    body = request.get_json(silent=True)
+    body: Any = request.get_json(silent=True)  # checked by _parse_inputs
     texts = _parse_inputs(body)
     if isinstance(texts, Response):
         return texts

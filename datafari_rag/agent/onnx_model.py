@@ -44,7 +44,10 @@ BGE_SMALL = PackagedModel(
 # against passages (solr.embeddings.queryModelName).
 BGE_SMALL_QUERY = PackagedModel(
     "bge-small-en-v1.5-query",
-    *[getattr(BGE_SMALL, f) for f in ("artifact", "onnx", "tokenizer", "dimension")],
+    BGE_SMALL.artifact,
+    BGE_SMALL.onnx,
+    BGE_SMALL.tokenizer,
+    BGE_SMALL.dimension,
     prefix="Represent this sentence for searching relevant passages: ",
 )
 PACKAGED = {m.name: m for m in (BGE_SMALL, BGE_SMALL_QUERY)}

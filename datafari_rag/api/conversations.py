@@ -9,7 +9,7 @@ conversation shows each stored source only if the user may still read it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -178,7 +178,7 @@ def bind_answer(
     if cid is not None:
         rag, recorder = _bind_turn(rag, cid, technical_label)
 
-    def wrap(events: Iterator[Event]) -> Iterator[Event]:
+    def wrap(events: Iterator[Event]) -> Generator[Event, None, None]:
         recorded = recorder.wrap(events) if recorder else events
         return counted(recorded, services.store.conversations, username, cid, model)
 

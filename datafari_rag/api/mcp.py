@@ -16,7 +16,7 @@ import json
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, cast
 
 from a2wsgi import ASGIMiddleware
 from anyio import to_thread
@@ -54,6 +54,8 @@ class RefusedCall(ToolError):
 
 def _access(services: Services, ctx: Context) -> UserAccess:
     request = ctx.request_context.request
+    if request is None:  # never over HTTP: refused rather than run as nobody in particular
+        raise RefusedCall("authenticationFailed: the call came without an HTTP request")
     remote = request.client.host if request.client else None
     try:
         return resolve_access(request.headers, remote, services.settings)
@@ -193,7 +195,8 @@ def _start(server: MCPServer) -> WSGIApp:
 
     asyncio.run_coroutine_threadsafe(keep_running(), loop)
     ready.result(timeout=30)
-    return ASGIMiddleware(app, loop=loop)
+    asgi: Any = app
+    return cast(WSGIApp, ASGIMiddleware(asgi, loop=loop))
 
 
 def with_mcp(app: WSGIApp, endpoint: WSGIApp, oauth: WSGIApp | None = None) -> WSGIApp:

@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 import jwt
 from a2wsgi import ASGIMiddleware
@@ -36,6 +36,7 @@ from mcp.server.auth.provider import (
     AuthorizationCode,
     AuthorizationParams,
     AuthorizeError,
+    OAuthAuthorizationServerProvider,
     RefreshToken,
     RegistrationError,
     TokenError,
@@ -99,7 +100,7 @@ def _same_resource(requested: str, issuer: str) -> bool:
     return requested.rstrip("/") in (issuer, issuer + "/mcp")
 
 
-class LocalAuthorizationServer:
+class LocalAuthorizationServer(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshToken, AccessToken]):
     """The provider the SDK's OAuth handlers call (``OAuthAuthorizationServerProvider``)."""
 
     def __init__(self, services: Services, issuer: str) -> None:
@@ -260,8 +261,9 @@ class OAuthEndpoint:
     def _app(self, issuer: str) -> WSGIApp:
         # the SDK's own settings keep the issuer exactly as given (no final slash added): RFC 8414
         # issuers are compared as strings
-        auth = AuthSettings(
-            issuer_url=issuer, service_documentation_url=issuer + "/openapi.json", resource_server_url=None
+        documentation = issuer + "/openapi.json"
+        auth = AuthSettings.model_validate(
+            {"issuer_url": issuer, "service_documentation_url": documentation, "resource_server_url": None}
         )
         routes = create_auth_routes(
             LocalAuthorizationServer(self.services, issuer),
@@ -269,7 +271,8 @@ class OAuthEndpoint:
             service_documentation_url=auth.service_documentation_url,
             client_registration_options=ClientRegistrationOptions(enabled=True),
         )
-        return ASGIMiddleware(_Unavailable(Starlette(routes=routes)), loop=self._event_loop())  # type: ignore[arg-type]
+        asgi: Any = _Unavailable(Starlette(routes=routes))
+        return cast(WSGIApp, ASGIMiddleware(asgi, loop=self._event_loop()))
 
     def _event_loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:

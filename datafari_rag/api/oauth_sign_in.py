@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, redirect, render_template_string, request
 from mcp.server.auth.provider import construct_redirect_uri
+from werkzeug.wrappers import Response as WerkzeugResponse
 
 from ..errors import DatafariError
 from .context import get_services
@@ -77,7 +78,7 @@ def page() -> Response:
 
 
 @bp.post(SIGN_IN)
-def sign_in() -> Response:
+def sign_in() -> WerkzeugResponse:
     services = get_services()
     pending = open_pending(services.settings, request.form.get("request", ""))
     if pending is None:

@@ -31,7 +31,7 @@ def _ref(name: str) -> dict[str, str]:
 def _oauth_sign_in() -> dict[str, Any]:
     """The page where a local user signs in for an MCP client (docs/mcp.md): a browser page, whose
     answers are HTML, a right password sending the browser on to the client with a code."""
-    html = {"content": {"text/html": {"schema": {}}}}
+    html: dict[str, Any] = {"content": {"text/html": {"schema": {}}}}
     token = {"type": "string", "description": "the pending authorization /authorize signed"}
     form = {
         "type": "object",

@@ -12,11 +12,12 @@ concerned.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from functools import lru_cache
 from urllib.parse import urlsplit
 
 from ..errors import DatafariError
+from ..security.identity import RequestHeaders
 
 SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
 DEFAULT_PORT = {"http": 80, "https": 443}
@@ -54,7 +55,7 @@ def _allowed(origins: tuple[str, ...]) -> frozenset[str | None]:
     return frozenset(_of_origin(o) for o in origins)
 
 
-def cross_site(method: str, headers: Mapping[str, str], allowed: Iterable[str]) -> DatafariError | None:
+def cross_site(method: str, headers: RequestHeaders, allowed: Iterable[str]) -> DatafariError | None:
     """The refusal of a state-changing request from another site's page, or None."""
     origin = headers.get("Origin")
     if method.upper() in SAFE or origin is None:

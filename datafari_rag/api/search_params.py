@@ -98,7 +98,7 @@ def names() -> set[str]:
 
 def is_per_field(name: str) -> bool:
     found = PER_FIELD.match(name)
-    return bool(found) and found.group(2) in OPTIONS
+    return found is not None and found.group(2) in OPTIONS
 
 
 def query(name: str, value: str, max_length: int) -> str:

@@ -7,6 +7,7 @@ so a failure never leaves half of it. Any database failure is :class:`StoreUnava
 
 from __future__ import annotations
 
+import builtins
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -178,14 +179,14 @@ class ConversationStore:
         with self._session() as session:
             session.delete(self._owned(session, username, conversation_id))
 
-    def history(self, username: str, conversation_id: str, size: int) -> list[dict[str, str]]:
+    def history(self, username: str, conversation_id: str, size: int) -> builtins.list[dict[str, str]]:
         """The last ``size`` messages of the conversation's answered turns (failed turns skipped)."""
         with self._session() as session:
             self._owned(session, username, conversation_id)
             return as_messages(self._past(session, conversation_id, size), size)
 
     @staticmethod
-    def _past(session: Session, conversation_id: str, size: int) -> list[PastTurn]:
+    def _past(session: Session, conversation_id: str, size: int) -> builtins.list[PastTurn]:
         """The answered turns the last ``size`` history messages come from, oldest first."""
         query = (
             select(Block.question, Block.answer, Block.sources)
@@ -198,7 +199,7 @@ class ConversationStore:
             for question, answer, sources in reversed(session.execute(query).all())
         ]
 
-    def prepare_turn(self, username: str, conversation_id: str, size: int) -> list[PastTurn]:
+    def prepare_turn(self, username: str, conversation_id: str, size: int) -> builtins.list[PastTurn]:
         """Before a new turn is answered: the conversation is the user's and has room for one more
         turn (else :class:`ConversationNotFound`, :class:`ConversationLimit`); the answered turns
         its last ``size`` history messages come from (:func:`as_messages`)."""
@@ -269,7 +270,7 @@ class ConversationStore:
         with self._session() as session:
             session.execute(statement)
 
-    def usage(self, username: str | None = None, conversation_id: str | None = None) -> list[dict[str, Any]]:
+    def usage(self, username: str | None = None, conversation_id: str | None = None) -> builtins.list[dict[str, Any]]:
         """Statistics rows, newest day first: one user's (``None``: everyone's, for admins), of one
         conversation if asked."""
         query = select(UsageStat).order_by(UsageStat.day.desc(), UsageStat.username, UsageStat.conversation_id)

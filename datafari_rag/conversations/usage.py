@@ -5,7 +5,7 @@ logged and the answer goes on."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 
 from ..rag.pipeline import Event
 from ..store import StoreUnavailable
@@ -20,7 +20,7 @@ def counted(
     username: str | None,
     conversation_id: str | None,
     model: str,
-) -> Iterator[Event]:
+) -> Generator[Event, None, None]:
     for event in events:
         if event.type == "message.final" and username is not None:
             try:

@@ -157,9 +157,13 @@ def retrievers(
     }
     if llm is not None and enhancing(ctx.settings):
         found = {mode: _enhanced(ctx, mode, llm) for mode in found}
-    if reranker is None:
-        return {mode: lambda q, f=f: _by_parent(f(q)) for mode, f in found.items()}
-    return {mode: lambda q, f=f: _by_parent(_ranked(reranker.rerank(q, f(q)).snippets)) for mode, f in found.items()}
+
+    def scored(search: Callable[[str], list[Snippet]]) -> Callable[[str], dict[str, float]]:
+        if reranker is None:
+            return lambda q: _by_parent(search(q))
+        return lambda q: _by_parent(_ranked(reranker.rerank(q, search(q)).snippets))
+
+    return {mode: scored(search) for mode, search in found.items()}
 
 
 def evaluate(

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import httpx2
 import openai
@@ -21,6 +21,8 @@ from ..config import Settings
 from ..metrics import LLM_CALLS, LLM_SECONDS, LLM_TOKENS, timed_call
 from .deadline import ends as answer_ends
 from .service import AssistantTurn, ChatMessage, LlmError, ToolCall, Usage
+
+T = TypeVar("T")
 
 
 def estimate_tokens(text: str) -> int:
@@ -58,7 +60,7 @@ class OpenAiLlmService:
         left = max(0.001, ends - time.monotonic())
         return httpx2.Timeout(min(self.timeout, left), connect=min(5.0, left))
 
-    def _attempts(self, ends: float, call):  # type: ignore[no-untyped-def]
+    def _attempts(self, ends: float, call: Callable[[httpx2.Timeout], T]) -> T:
         """``call(timeout)`` until it succeeds, retrying failures that may pass while time remains."""
         attempt = 0
         while True:
@@ -78,10 +80,10 @@ class OpenAiLlmService:
             except (openai.OpenAIError, httpx2.HTTPError) as exc:
                 raise LlmError(f"The LLM call failed: {exc!r}") from exc
 
-    def _create_stream(self, messages: list[ChatMessage], timeout: httpx2.Timeout):  # type: ignore[no-untyped-def]
-        return self.client.chat.completions.create(
+    def _create_stream(self, messages: list[ChatMessage], timeout: httpx2.Timeout) -> Any:
+        return self.client.chat.completions.create(  # type: ignore[call-overload]  # messages: the API's dicts
             model=self.model or openai.omit,  # a blank llm.model is left out (the endpoint's default)
-            messages=messages,  # type: ignore[arg-type]
+            messages=messages,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             stream=True,

@@ -99,6 +99,7 @@ class AgentRun:
                 }
             )
             for call in turn.tool_calls:
+                found: list[dict[str, Any]]
                 if calls_left <= 0 or time.monotonic() >= ends:
                     result, status, found = "Not run: the tool budget of this answer is spent.", "skipped", []
                 else:
@@ -132,8 +133,8 @@ class AgentRun:
                 found = bm25_documents(self.retrieval, _text(args, "query"), self.settings.max_files)
                 return self._shown([_cut(x) for x in found])
             if call.name == "search_in_document":
-                found = retrieve_document(self._ctx(), _text(args, "id"), _text(args, "query"))
-                return self._shown(found or []) if found else ("No readable document has this id.", "ok", [])
+                passages = retrieve_document(self._ctx(), _text(args, "id"), _text(args, "query"))
+                return self._shown(passages) if passages else ("No readable document has this id.", "ok", [])
             if call.name == "read_document":
                 return self._part(_text(args, "id"), args.get("part", 0))
             if call.name == "summarize":

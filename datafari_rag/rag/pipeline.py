@@ -69,7 +69,7 @@ class Event:
     data: dict[str, Any]
 
 
-Wrap = Callable[[Iterator[Event]], Iterator[Event]]
+Wrap = Callable[[Iterator[Event]], Generator[Event, None, None]]  # closed when the client leaves
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ class Pipeline:
         question = clean_query(request.question or request.query, accents)
         return PromptContext(question, request.format, request.lang, history, instructions=s.prompt_instructions)
 
-    def events(self, request: RagRequest, access: UserAccess, stream: bool = False) -> Iterator[Event]:
+    def events(self, request: RagRequest, access: UserAccess, stream: bool = False) -> Generator[Event, None, None]:
         """The pipeline as events: phases, ``sources.final`` (always before generation),
         ``message.delta`` pieces, then ``message.final`` with the answer and token usage.
 
@@ -468,4 +468,5 @@ def _with_progress(
         yield event
     if "error" in outcome:
         raise outcome["error"]
-    return outcome["final"]
+    final: FinalCall = outcome["final"]
+    return final

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..llm import LlmError, LlmService, Usage
 from ..prompts import Prompt, PromptContext
@@ -74,7 +75,7 @@ class Check:
         return self.supported / self.statements if self.statements else 1.0
 
 
-def _documents_prompt(ctx: PromptContext, template: str, items: list[Item], limit: int, **extra: object) -> Prompt:
+def _documents_prompt(ctx: PromptContext, template: str, items: list[Item], limit: int, **extra: Any) -> Prompt:
     """A prompt holding as many of the documents as fit (the first pack)."""
     prompt, _ = take_pack(items, lambda s: ctx.prompt(template, snippets=s, **extra), limit)
     return prompt
@@ -90,8 +91,10 @@ def check(
     except (LlmError, PromptTooLarge):
         return None
     data = json_reply(reply)
+    if data is None:
+        return None
     try:
-        statements, supported = int(data["statements"]), int(data["supported"])  # type: ignore[index]
+        statements, supported = int(data["statements"]), int(data["supported"])
     except (ValueError, KeyError, TypeError):
         return None
     unsupported = [s for s in data.get("unsupported") or [] if isinstance(s, str) and s.strip()]

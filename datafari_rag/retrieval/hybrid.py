@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from ..config import Settings
 from ..text.language import detect
@@ -15,13 +15,14 @@ from .vector import FIELDS
 
 # kNN arms run here while the request's thread runs BM25; threads start at first use (after a fork)
 _POOL = ThreadPoolExecutor(max_workers=16, thread_name_prefix="hybrid-knn")
+K = TypeVar("K", bound=Hashable)  # what identifies a result in the lists fused
 
 
 def reciprocal_rank_fusion(
-    rankings: list[list[Hashable]], k: int, weights: list[float] | None = None
-) -> list[tuple[Hashable, float]]:
+    rankings: list[list[K]], k: int, weights: list[float] | None = None
+) -> list[tuple[K, float]]:
     """score(d) = Σ w_i / (k + rank_i(d)), ranks from 1; best first, ties by first appearance."""
-    scores: dict[Hashable, float] = {}
+    scores: dict[K, float] = {}
     for i, ranking in enumerate(rankings):
         weight = weights[i] if weights else 1.0
         for rank, key in enumerate(ranking, start=1):
@@ -29,9 +30,9 @@ def reciprocal_rank_fusion(
     return sorted(scores.items(), key=lambda item: -item[1])
 
 
-def normalized_fusion(scored: list[list[tuple[Hashable, float]]], weights: list[float]) -> list[tuple[Hashable, float]]:
+def normalized_fusion(scored: list[list[tuple[K, float]]], weights: list[float]) -> list[tuple[K, float]]:
     """score(d) = Σ w_i · (s_i(d) - min_i) / (max_i - min_i); a list that does not hold d adds 0."""
-    scores: dict[Hashable, float] = {}
+    scores: dict[K, float] = {}
     for weight, items in zip(weights, scored, strict=True):
         if not items:
             continue
@@ -79,9 +80,11 @@ def _dense(ctx: RetrievalContext, query: str, depth: int) -> list[dict[str, Any]
     if not query.strip():
         return []
     s = ctx.settings
-    knn = [("queryrag", ctx.knn_text(query)), ("model", s.query_model), ("vectorField", s.vector_field)]
+    knn: list[tuple[str, Any]] = [("queryrag", ctx.knn_text(query))]
+    knn += [("model", s.query_model), ("vectorField", s.vector_field)]
     knn += [("fl", FIELDS), ("topK", depth), ("rows", depth), *ctx.restrict.vector_params()]
-    return ctx.vectors.search("vector", knn, ctx.access)["response"]["docs"]
+    docs: list[dict[str, Any]] = ctx.vectors.search("vector", knn, ctx.access)["response"]["docs"]
+    return docs
 
 
 def _sparse(ctx: RetrievalContext, query: str, depth: int) -> list[dict[str, Any]]:
@@ -90,6 +93,6 @@ def _sparse(ctx: RetrievalContext, query: str, depth: int) -> list[dict[str, Any
         return []
     s = ctx.settings
     params = {"q": words, "q.op": s.rag_operator, "rows": depth, "fl": FIELDS, "defType": "edismax"}
-    return ctx.vectors.search("select", [*params.items(), *ctx.restrict.vector_params()], ctx.access)["response"][
-        "docs"
-    ]
+    found = ctx.vectors.search("select", [*params.items(), *ctx.restrict.vector_params()], ctx.access)
+    docs: list[dict[str, Any]] = found["response"]["docs"]
+    return docs

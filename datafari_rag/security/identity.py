@@ -11,11 +11,11 @@ back to anonymous. Usernames are normalised as Datafari does.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import jwt
 
@@ -24,6 +24,13 @@ from ..errors import DatafariError
 from ..paths import PROJECT_ROOT
 from .acl import UserAccess
 from .authority import tokens_for
+
+
+class RequestHeaders(Protocol):
+    """A request's headers, looked up by name without regard to case (werkzeug's ``Headers``,
+    ``EnvironHeaders``, or a plain dict in tests)."""
+
+    def get(self, key: str, /) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -106,7 +113,7 @@ def _from_jwt(token: str, settings: Settings, signed_in: SignIns = None) -> Iden
 
 
 def identify(
-    headers: Mapping[str, str], remote_addr: str | None, settings: Settings, signed_in: SignIns = None
+    headers: RequestHeaders, remote_addr: str | None, settings: Settings, signed_in: SignIns = None
 ) -> Identity:
     """The user behind a request; ``headers`` is a case-insensitive mapping (werkzeug's ``Headers``)."""
     authorization = headers.get("Authorization")
@@ -119,7 +126,7 @@ def identify(
         proxies = {p.strip() for p in settings.trusted_proxies.split(",") if p.strip()}
         if remote_addr not in proxies:
             raise DatafariError("accessForbidden", f"{settings.trusted_header} is only accepted from a trusted proxy.")
-        username = headers[settings.trusted_header].strip()
+        username = (headers.get(settings.trusted_header) or "").strip()
         if not username:
             raise DatafariError("authenticationFailed", f"{settings.trusted_header} is empty.")
         return Identity(normalise(username, settings))
@@ -129,7 +136,7 @@ def identify(
 
 
 def resolve_access(
-    headers: Mapping[str, str], remote_addr: str | None, settings: Settings, signed_in: SignIns = None
+    headers: RequestHeaders, remote_addr: str | None, settings: Settings, signed_in: SignIns = None
 ) -> UserAccess:
     """The user and the tokens they hold; raises :class:`DatafariError` (401, 403, 503): fail closed."""
     who = identify(headers, remote_addr, settings, signed_in)

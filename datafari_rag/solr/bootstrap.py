@@ -26,6 +26,7 @@ from ..security.authority import mapping_path
 from . import admin, model_store, security_json, user_properties
 from .client import SolrClient, SolrError
 from .model_store import desired_models
+from .service_account import ensure as service_account
 
 # Fields whose definition changed in a way an existing index cannot take: name -> what it became.
 CHANGED_FIELDS = {"title": "multi-valued, as Datafari's"}
@@ -65,7 +66,7 @@ def bootstrap(
     report = BootstrapReport()
     if secure:
         report.security = security_json.secure(solr, settings, var_dir())
-        solr = SolrClient(solr.base_url, solr.timeout, auth=security_json.service_account(settings))
+        solr = SolrClient(solr.base_url, solr.timeout, auth=service_account(settings))
     # before anything is uploaded: an old Solr, or one whose security.json leaves paths open, is refused
     report.door = security_json.check_door(solr, allow_open=not secure)
     existing = set(admin.list_collections(solr))

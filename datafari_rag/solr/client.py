@@ -89,7 +89,8 @@ class SolrClient:
             raise SolrError(0, f"Solr at {self.base_url} is not answering (circuit open; retried shortly)")
         seconds = timeout or self.timeout
         wait = urllib3.Timeout(connect=min(CONNECT_TIMEOUT, seconds), read=seconds)
-        response, failure = None, None
+        response: urllib3.BaseHTTPResponse | None = None
+        failure: urllib3.exceptions.HTTPError | None = None
         for node in list(self.urls):
             try:
                 response = self.pool.request(method, f"{node}/{target}", body=data, headers=sent, timeout=wait)
@@ -126,7 +127,7 @@ class SolrClient:
         """Sends one request and returns Solr's JSON, or raises :class:`SolrError`."""
         response = self._send(method, path, params, json, data, headers, timeout)
         body = _json(response.data)
-        if body is None:
+        if not isinstance(body, dict):  # not Solr's JSON object (an HTML page of a proxy, say)
             raise SolrError(response.status, _error_message(response.status, path, body))
         return body
 

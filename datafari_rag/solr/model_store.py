@@ -30,7 +30,7 @@ def desired_models(settings: Settings) -> list[dict[str, Any]]:
 
 def desired_model(settings: Settings) -> dict[str, Any]:
     """The model JSON of the configset, aimed at the configured embedding service."""
-    model = json.loads((MODELS / "default_model.json").read_text())
+    model: dict[str, Any] = json.loads((MODELS / "default_model.json").read_text())
     model["name"] = settings.embeddings_model
     model["params"]["baseUrl"] = settings.agent_url
     model["params"]["modelName"] = settings.embeddings_model_name

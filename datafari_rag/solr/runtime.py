@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..agent.onnx_model import PACKAGED, jar_path
@@ -98,7 +98,7 @@ class LocalSolr:
     """One local Solr node: its port, its home folder (cores, logs) and pid file."""
 
     port: int = 8983
-    home: Path | None = None
+    home: Path = field(default_factory=lambda: var_dir() / "solr")
     heap: str = Settings.solr_heap  # solr.local.heap
     soft_commit_ms: int = Settings.solr_soft_commit_ms  # solr.local.softCommitMs
     zk_session_ms: int = Settings.solr_zk_session_ms  # solr.local.zkSessionTimeout
@@ -114,7 +114,7 @@ class LocalSolr:
     zk_host: str | None = None
 
     def __post_init__(self) -> None:
-        self.home = Path(self.home or var_dir() / "solr")
+        self.home = Path(self.home)
         self.pid_file = PidFile(self.home / "solr.pid")
         self.log_dir = self.home / "logs"
         self.secured = self.secured or self.security_json is not None

@@ -27,7 +27,7 @@ from .client import SolrClient, SolrError
 from .service_account import ensure as service_account
 
 SERVICE_ROLE = "datafari-rag-service"
-PERMISSIONS = [
+PERMISSIONS: list[dict[str, Any]] = [
     # filtered by Solr itself: open to any client, each filtered as who it is
     {"name": "datafari-rag-secured-search", "collection": "*", "path": ["/select", "/vector"], "role": None},
     {"name": "all", "role": SERVICE_ROLE},

@@ -76,7 +76,8 @@ class StoreHandle:
         """The store ``kind(engine, *args)`` of this database, made once."""
         if kind not in self._parts:
             self._parts[kind] = kind(self.engine(), *args)  # type: ignore[call-arg]
-        return self._parts[kind]  # type: ignore[no-any-return]
+        made: P = self._parts[kind]
+        return made
 
     def sealed_part(self, kind: type[S], *args: Any) -> S:
         """A store that keeps secrets, made with the sealer; what it saved in clear before sealing
@@ -85,7 +86,8 @@ class StoreHandle:
             part = kind(self.engine(), self.sealer, *args)  # type: ignore[call-arg]
             part.seal_clear()
             self._parts[kind] = part
-        return self._parts[kind]  # type: ignore[no-any-return]
+        made: S = self._parts[kind]
+        return made
 
     @cached_property
     def sealer(self) -> Sealer:

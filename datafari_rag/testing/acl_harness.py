@@ -88,7 +88,7 @@ def build(
     for i in range(docs):
         marker = f"MRK{rng.getrandbits(40):010x}"
         words = " ".join(rng.choices(WORDS, k=12))
-        doc = {
+        doc: dict[str, Any] = {
             "id": f"acl-{i}",
             "title": f"Note {i} {marker}",  # a title shown to a user who may not read it is a leak
             "url": f"file://acl/{i}",
@@ -175,14 +175,13 @@ def random_tool_call(rng: random.Random, corpus: Corpus) -> tuple[str, dict[str,
     """One random MCP tool call over the corpus: (tool, arguments, the document id it names)."""
     query = " ".join(rng.sample(WORDS, 3))
     doc_id = rng.choice(list(corpus.docs))
-    tool, arguments = rng.choice(
-        [
-            ("search", {"query": query, "rows": 50}),
-            ("vector_search", {"query": query, "top_k": 20}),
-            ("rag", {"question": query}),
-            ("summarize", {"id": doc_id}),
-        ]
-    )
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("search", {"query": query, "rows": 50}),
+        ("vector_search", {"query": query, "top_k": 20}),
+        ("rag", {"question": query}),
+        ("summarize", {"id": doc_id}),
+    ]
+    tool, arguments = rng.choice(calls)
     return tool, arguments, doc_id if tool == "summarize" else None
 
 

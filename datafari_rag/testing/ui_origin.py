@@ -11,6 +11,7 @@ from pathlib import Path
 import urllib3
 from flask import Flask, Response, redirect, request, send_file
 from werkzeug.security import safe_join
+from werkzeug.wrappers import Response as WerkzeugResponse
 
 # hop-by-hop headers, and those the forwarded request or response sets again
 SKIPPED = {"host", "content-length", "connection", "transfer-encoding", "keep-alive", "content-encoding"}
@@ -42,7 +43,7 @@ def ui_origin(build: Path, sidecar: str, user: str | None = None, header: str = 
         return send_file(path)
 
     @app.get("/")
-    def home() -> Response:
+    def home() -> WerkzeugResponse:
         return redirect("/datafariui/")
 
     return app

@@ -8,6 +8,7 @@ key is kept as revoked (its hash can never be accepted again).
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import hmac
 import secrets
@@ -232,7 +233,7 @@ class WorkflowStore:
             session.flush()
             return _key(row), secret
 
-    def keys(self, workflow_id: str) -> list[dict[str, Any]]:
+    def keys(self, workflow_id: str) -> builtins.list[dict[str, Any]]:
         with self._session() as session:
             self._row(session, workflow_id)
             rows = session.scalars(select(ApiKey).where(ApiKey.workflow_id == workflow_id).order_by(ApiKey.created_at))
