@@ -49,7 +49,8 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         yield server
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+# PostgreSQL starts a server of its own (pgserver): its runs are in the integration tier
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.integration)])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A new, empty database on each engine the conversation store supports."""
     if request.param == "sqlite":
