@@ -22,6 +22,7 @@ from .config import KEYS, ConfigError, Settings, convert, env_name, load_setting
 from .evaluation import EvaluationInputError
 from .indexing.indexer import Indexer, ModeConflict
 from .paths import CONF, var_dir
+from .registry import RETRIEVAL_MODES
 from .services import build_services
 from .solr import SolrError
 from .solr.bootstrap import SchemaProblem, bootstrap
@@ -404,7 +405,7 @@ def eval_retrieval_cmd(
             raise click.BadParameter("two numbers, e.g. 1,0.5", param_hint="--weights") from None
         settings = settings.replace(rrf_weight_bm25=bm25_weight, rrf_weight_vector=vector_weight)
     chosen = [m.strip() for m in modes.split(",") if m.strip()]
-    unknown = [m for m in chosen if m not in ("bm25", "vector", "rrf")]
+    unknown = [m for m in chosen if m not in RETRIEVAL_MODES]
     if unknown:
         raise click.BadParameter(f"unknown mode(s): {', '.join(unknown)}", param_hint="--modes")
     beir = load_beir(folder)
@@ -432,7 +433,7 @@ def eval_retrieval_cmd(
 @click.option("--sample", "size", type=click.IntRange(1), default=300, show_default=True, help="Questions asked.")
 @click.option("--all", "ask_all_questions", is_flag=True, help="Ask every question of qa.jsonl.")
 @click.option("--seed", type=int, default=13, show_default=True, help="Seed of the random sample.")
-@click.option("--method", type=click.Choice(["bm25", "vector", "rrf"]), default=None, help="Default: retrieval.method.")
+@click.option("--method", type=click.Choice(RETRIEVAL_MODES.names), default=None, help="Default: retrieval.method.")
 @click.option("--concurrency", type=click.IntRange(1, 64), default=1, show_default=True)
 @click.option("--prefix", default="evalqa_", show_default=True, help="Prefix of the evaluation's own collections.")
 @click.option("--reindex", is_flag=True, help="Index the corpus again even if it is there.")

@@ -24,6 +24,7 @@ import javaproperties
 
 from .filters import NO_FILTER, SourceFilter, source_filter
 from .paths import CONF
+from .registry import CHUNKERS, RERANKERS, RETRIEVAL_MODES, STRATEGIES
 
 ENV_PREFIX = "DATAFARI_RAG_"
 MAX_INSTRUCTIONS = 4000
@@ -381,9 +382,8 @@ class Settings:
         RAG,
         "retrieval.method",
         "",
-        "bm25 (FileShare /select), vector (VectorMain /vector) or rrf (both on VectorMain, fused); "
-        "empty: vector if solr.enable.vector.search, else bm25.",
-        choices=("", "bm25", "vector", "rrf"),
+        RETRIEVAL_MODES.help() + "; empty: vector if solr.enable.vector.search, else bm25.",
+        choices=("", *RETRIEVAL_MODES.names),
     )
     legacy_vector_search: bool = _key(
         RAG,
@@ -534,10 +534,8 @@ class Settings:
         QUALITY,
         "rag.strategy",
         "simple",
-        "How the answer is written: simple (one answer), cot (reasoning steps first, returned apart as "
-        "reasoning_steps), reflect (the draft checked against the sources, then corrected), multihop (the "
-        "LLM may ask for more searches from what was found).",
-        choices=("simple", "cot", "reflect", "multihop"),
+        "How the answer is written: " + STRATEGIES.help() + ".",
+        choices=STRATEGIES.names,
     )
     reflect_max_rounds: int = _key(
         QUALITY, "rag.reflect.maxRounds", 1, "reflect: check-and-correct rounds at most.", minimum=1, maximum=3
@@ -648,9 +646,8 @@ class Settings:
         QUALITY,
         "rerank.backend",
         "api",
-        "api: a Cohere/Jina-compatible /rerank endpoint; onnx: a local cross-encoder (rerank.onnx.path); "
-        "llm: the configured LLM ranks the passages (listwise).",
-        choices=("api", "onnx", "llm"),
+        RERANKERS.help() + ".",
+        choices=RERANKERS.names,
     )
     rerank_top_n: int = _key(
         QUALITY, "rerank.topN", 20, "Reranking: passages reranked at most.", minimum=2, maximum=100
@@ -720,10 +717,9 @@ class Settings:
         INDEX,
         "vector.chunker",
         "recursive",
-        "recursive: vector.splitter's cuts (in Solr's processor too); semantic: a chunk ends where the next "
-        "sentence's embedding drifts away; proposition: the LLM rewrites the text as self-contained statements, "
-        "grouped. semantic and proposition measure vector.chunksize in characters; the sidecar cuts, Solr embeds.",
-        choices=("recursive", "semantic", "proposition"),
+        CHUNKERS.help() + ". semantic and proposition measure vector.chunksize in characters; the sidecar "
+        "cuts, Solr embeds.",
+        choices=CHUNKERS.names,
     )
     vector_semantic_percentile: float = _key(
         INDEX,

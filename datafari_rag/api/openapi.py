@@ -14,6 +14,7 @@ from flask import Blueprint, Response, jsonify
 from ..errors import LABELS
 from ..filters import FIELDS as FILTER_FIELDS
 from ..prompts import FORMATS, LANGUAGES
+from ..registry import RETRIEVAL_MODES, STRATEGIES
 from . import search_params
 from .context import get_services
 from .validation import MAX_HISTORY, MAX_ID_CHARS, ROLES
@@ -366,8 +367,8 @@ def _schemas(max_query: int) -> dict[str, Any]:
             "properties": {
                 "name": {"type": "string", "minLength": 1, "maxLength": 100},
                 "description": {"type": "string", "maxLength": 500},
-                "retrieval": {"enum": ["bm25", "vector", "rrf"]},
-                "strategy": {"enum": ["simple", "cot", "reflect", "multihop"]},
+                "retrieval": {"enum": list(RETRIEVAL_MODES.names), "description": RETRIEVAL_MODES.help()},
+                "strategy": {"enum": list(STRATEGIES.names), "description": STRATEGIES.help()},
                 "parentChild": {"type": "boolean"},
                 "instructions": {"type": "string", "maxLength": 4000},
                 "chunker": {"type": "object"},

@@ -7,11 +7,14 @@ origin: no script, style or call from anywhere else, no inline script.
 
 from __future__ import annotations
 
+import html
+import json
 from functools import lru_cache
 from pathlib import Path
 
 from flask import Blueprint, Response, send_from_directory
 
+from ..registry import EXTENSION_POINTS
 from .context import get_services
 
 STATIC = Path(__file__).resolve().parent.parent / "ui" / "static"
@@ -23,9 +26,14 @@ POLICY = (
 bp = Blueprint("ui", __name__)
 
 
+# the entries of each extension point (registry.py), for the UI's lists: {"retrieval": [...], ...}
+POINTS = html.escape(json.dumps({point: list(r.names) for point, r in EXTENSION_POINTS.items()}), quote=True)
+
+
 @lru_cache(maxsize=4)
 def _index(prefix: str) -> str:
-    return (STATIC / "index.html").read_text(encoding="utf-8").replace("{{API_PREFIX}}", prefix)
+    page = (STATIC / "index.html").read_text(encoding="utf-8")
+    return page.replace("{{API_PREFIX}}", prefix).replace("{{EXTENSION_POINTS}}", POINTS)
 
 
 @bp.after_request

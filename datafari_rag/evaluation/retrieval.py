@@ -26,11 +26,9 @@ from ..llm import LlmService
 from ..paths import var_dir
 from ..rag.query_enhancement import enabled as enhancing
 from ..rag.query_enhancement import enhance
-from ..retrieval import RetrievalContext, Snippet, retrieve_all
-from ..retrieval.bm25 import bm25_documents
-from ..retrieval.hybrid import rrf
+from ..registry import RETRIEVAL_MODES
+from ..retrieval import RetrievalContext, Snippet, retrieve, retrieve_all
 from ..retrieval.rerank import Reranker
-from ..retrieval.vector import vector_chunks
 from ..security import UserAccess
 from ..services import Services
 from ..solr import SolrClient
@@ -131,12 +129,24 @@ def _ranked(hits: list[Snippet]) -> list[Snippet]:
     return [replace(x, score=float(len(hits) - i)) for i, x in enumerate(hits)]
 
 
-def _enhanced(ctx: RetrievalContext, mode: str, llm: LlmService) -> Callable[[str], list[Snippet]]:
-    """A mode with query enhancement, as the RAG pipeline runs it, ``DEPTH`` deep."""
+def _deep(ctx: RetrievalContext, mode: str) -> RetrievalContext:
+    """The context of one retrieval mode, ``DEPTH`` deep, on documents' whole text."""
     s = ctx.settings.replace(
         retrieval_method=mode, rrf_top_k=DEPTH, solr_top_k=DEPTH, max_files=DEPTH, rag_solr_field="exactContent"
     )
-    deep = replace(ctx, settings=s)
+    return replace(ctx, settings=s)
+
+
+def _plain(ctx: RetrievalContext, mode: str) -> Callable[[str], list[Snippet]]:
+    """A mode as the RAG pipeline's retriever runs it, ``DEPTH`` deep."""
+    deep = _deep(ctx, mode)
+    return lambda query: retrieve(deep, query)
+
+
+def _enhanced(ctx: RetrievalContext, mode: str, llm: LlmService) -> Callable[[str], list[Snippet]]:
+    """A mode with query enhancement, as the RAG pipeline runs it, ``DEPTH`` deep."""
+    deep = _deep(ctx, mode)
+    s = deep.settings
 
     def run(query: str) -> list[Snippet]:
         enhanced = enhance(llm, s, deep, query, [query])
@@ -149,14 +159,11 @@ def _enhanced(ctx: RetrievalContext, mode: str, llm: LlmService) -> Callable[[st
 def retrievers(
     ctx: RetrievalContext, reranker: Reranker | None = None, llm: LlmService | None = None
 ) -> dict[str, Callable[[str], dict[str, float]]]:
-    deep = RetrievalContext(ctx.main, ctx.vectors, ctx.settings.replace(rrf_top_k=DEPTH, solr_top_k=DEPTH), ctx.access)
-    found: dict[str, Callable[[str], list[Snippet]]] = {
-        "bm25": lambda q: bm25_documents(ctx, q, DEPTH),
-        "vector": lambda q: vector_chunks(ctx, q, DEPTH),
-        "rrf": lambda q: rrf(deep, q),
+    enhanced = llm is not None and enhancing(ctx.settings)
+    found = {
+        mode: _enhanced(ctx, mode, llm) if llm is not None and enhanced else _plain(ctx, mode)
+        for mode in RETRIEVAL_MODES.names
     }
-    if llm is not None and enhancing(ctx.settings):
-        found = {mode: _enhanced(ctx, mode, llm) for mode in found}
 
     def scored(search: Callable[[str], list[Snippet]]) -> Callable[[str], dict[str, float]]:
         if reranker is None:

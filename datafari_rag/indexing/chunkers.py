@@ -135,17 +135,33 @@ def chunk_score(chunk: str, llm: LlmService) -> float | None:
     return None
 
 
+def _recursive(text: str, settings: Settings, embed: Embed | None, llm: LlmService | None) -> list[str]:
+    return chunk_text(text, settings)
+
+
+def _semantic(text: str, settings: Settings, embed: Embed | None, llm: LlmService | None) -> list[str]:
+    if embed is None:  # nothing to embed the sentences with: the recursive cuts
+        return chunk_text(text, settings)
+    return semantic_chunks(text, settings.vector_chunk_size, settings.vector_semantic_percentile, embed)
+
+
+def _proposition(text: str, settings: Settings, embed: Embed | None, llm: LlmService | None) -> list[str]:
+    if llm is None:  # no LLM to write the propositions: the recursive cuts
+        return chunk_text(text, settings)
+    return proposition_chunks(text, settings.vector_chunk_size, llm)
+
+
+# each chunker of the registry (registry.CHUNKERS), by its name
+CHUNKERS: dict[str, Callable[[str, Settings, Embed | None, LlmService | None], list[str]]] = {
+    "recursive": _recursive,
+    "semantic": _semantic,
+    "proposition": _proposition,
+}
+
+
 def chunk_document(text: str, settings: Settings, embed: Embed | None, llm: LlmService | None) -> ChunkingReport:
     """The chunks of one document's text by the configured chunker, after the evaluator."""
-    kind = settings.vector_chunker
-    size = settings.vector_chunk_size
-    if kind == "semantic" and embed is not None:
-        chunks = semantic_chunks(text, size, settings.vector_semantic_percentile, embed)
-    elif kind == "proposition" and llm is not None:
-        chunks = proposition_chunks(text, size, llm)
-    else:
-        chunks = chunk_text(text, settings)
-    chunks = [c for c in chunks if keep(c, settings)]
+    chunks = [c for c in CHUNKERS[settings.vector_chunker](text, settings, embed, llm) if keep(c, settings)]
     if not settings.vector_chunker_evaluator or llm is None:
         return ChunkingReport(chunks)
     kept = []

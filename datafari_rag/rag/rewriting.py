@@ -16,12 +16,13 @@ from typing import Any
 from ..config import Settings
 from ..llm import LlmError, LlmService, Usage
 from ..prompts import PromptContext
+from ..registry import returns_documents
 from .hygiene import clean_history, clean_query
 
 
 def rewriting_enabled(settings: Settings) -> bool:
     """On by the retrieval method's key; a conversation is not needed."""
-    return settings.rewriting_bm25 if settings.retrieval == "bm25" else settings.rewriting_vector
+    return settings.rewriting_bm25 if returns_documents(settings.retrieval) else settings.rewriting_vector
 
 
 def search_query(
@@ -31,7 +32,7 @@ def search_query(
         return query
     accents = not settings.strip_accents
     recent = clean_history(history, max(settings.chat_history_size, 1), accents)
-    template = "rewrite_bm25" if settings.retrieval == "bm25" else "rewrite_vector"
+    template = "rewrite_bm25" if returns_documents(settings.retrieval) else "rewrite_vector"
     prompt = PromptContext(clean_query(query, accents), history=recent).prompt(template)
     try:
         rewritten = clean_query(llm.generate(prompt.messages(), usage))

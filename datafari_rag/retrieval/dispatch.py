@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from ..llm import Usage
+from ..registry import returns_documents
 from .base import RetrievalContext, Snippet, to_snippet
 from .bm25 import bm25
 from .cache import scope
@@ -15,6 +16,7 @@ from .hybrid import reciprocal_rank_fusion, rrf
 from .rerank import Reranker, deeper, kept_count
 from .vector import vector, vector_chunks
 
+# each retrieval mode of the registry (registry.RETRIEVAL_MODES), by its name
 RETRIEVERS: dict[str, Callable[[RetrievalContext, str], list[Snippet]]] = {
     "bm25": bm25,
     "vector": vector,
@@ -95,7 +97,7 @@ def retrieve_document(ctx: RetrievalContext, doc_id: str, query: str | None) -> 
         return None
     whole = to_snippet(docs[0], "exactContent")
     whole_doc = [whole] if whole.content.strip() else []
-    if ctx.settings.retrieval == "bm25" or not query:
+    if returns_documents(ctx.settings.retrieval) or not query:
         return whole_doc
     restrict = [("fq", "{!term f=parent_doc v=$docid}"), ("docid", doc_id)]
     return vector_chunks(ctx, query, ctx.settings.solr_top_k, restrict) or whole_doc

@@ -10,12 +10,14 @@ reported in the ``rag:rerank`` phase).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
 
 from ..config import ConfigError, Settings
 from ..llm import LlmService, Usage
+from ..registry import returns_documents
 from .base import Snippet
 from .rerankers import RerankError, Scorer
 
@@ -71,25 +73,34 @@ def build_reranker(settings: Settings, llm: LlmService | None) -> Reranker | Non
         raise ConfigError(str(exc)) from exc
 
 
+def _api(settings: Settings, llm: LlmService | None) -> Scorer:
+    from .rerankers.api import ApiScorer
+
+    return ApiScorer(
+        settings.rerank_api_url, settings.rerank_api_key, settings.rerank_api_model, settings.rerank_timeout
+    )
+
+
+def _onnx(settings: Settings, llm: LlmService | None) -> Scorer:
+    from .rerankers.cross_encoder import CrossEncoderScorer
+
+    return CrossEncoderScorer(settings.rerank_onnx_path)
+
+
+def _listwise(settings: Settings, llm: LlmService | None) -> Scorer:
+    if llm is None:
+        raise RerankError("rerank.backend=llm needs an LLM")
+    from .rerankers.listwise import ListwiseScorer
+
+    return ListwiseScorer(llm)
+
+
+# each reranker of the registry (registry.RERANKERS), by its name: what builds its scorer
+SCORERS: dict[str, Callable[[Settings, LlmService | None], Scorer]] = {"api": _api, "onnx": _onnx, "llm": _listwise}
+
+
 def _scorer(settings: Settings, llm: LlmService | None) -> Scorer:
-    scorer: Scorer
-    if settings.rerank_backend == "api":
-        from .rerankers.api import ApiScorer
-
-        scorer = ApiScorer(
-            settings.rerank_api_url, settings.rerank_api_key, settings.rerank_api_model, settings.rerank_timeout
-        )
-    elif settings.rerank_backend == "onnx":
-        from .rerankers.cross_encoder import CrossEncoderScorer
-
-        scorer = CrossEncoderScorer(settings.rerank_onnx_path)
-    else:
-        if llm is None:
-            raise RerankError("rerank.backend=llm needs an LLM")
-        from .rerankers.listwise import ListwiseScorer
-
-        scorer = ListwiseScorer(llm)
-    return scorer
+    return SCORERS[settings.rerank_backend](settings, llm)
 
 
 def deeper(settings: Settings, reranker: Reranker | None) -> Settings:
@@ -102,5 +113,6 @@ def deeper(settings: Settings, reranker: Reranker | None) -> Settings:
 
 
 def kept_count(settings: Settings) -> int:
-    """How many passages a query keeps: ``chunking.maxFiles`` documents for bm25, ``solr.topK`` chunks else."""
-    return settings.max_files if settings.retrieval == "bm25" else settings.solr_top_k
+    """How many passages a query keeps: ``chunking.maxFiles`` documents for a mode that returns
+    documents (bm25), ``solr.topK`` chunks else."""
+    return settings.max_files if returns_documents(settings.retrieval) else settings.solr_top_k

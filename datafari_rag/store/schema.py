@@ -144,22 +144,11 @@ class SettingOverride(Base):
     updated_by: Mapped[str] = mapped_column(String(255))
 
 
-RETRIEVALS = ("bm25", "vector", "rrf")  # retrieval.method: rrf is hybrid
-STRATEGIES = ("simple", "cot", "reflect", "multihop")
-CHUNKERS = ("recursive", "semantic", "proposition")
-ENHANCERS = ("rewrite", "multiQuery", "hyde", "selfQuery")
-RANKERS = ("api", "onnx", "llm")
-
-
 class Workflow(Base):
     """A named RAG pipeline: its retrieval, strategy and prompt here; its chunker, query enhancers,
     filters, ranker and API keys in their own tables."""
 
     __tablename__ = "workflow"
-    __table_args__ = (
-        CheckConstraint(f"retrieval IN {RETRIEVALS}", name="ck_workflow_retrieval"),
-        CheckConstraint(f"strategy IN {STRATEGIES}", name="ck_workflow_strategy"),
-    )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     name: Mapped[str] = mapped_column(String(100), unique=True)
@@ -190,10 +179,7 @@ class Chunker(Base):
     """How a workflow's documents are cut at indexing time, and whether an LLM judges each chunk."""
 
     __tablename__ = "chunker"
-    __table_args__ = (
-        UniqueConstraint("workflow_id", name="uq_chunker_workflow"),
-        CheckConstraint(f"kind IN {CHUNKERS}", name="ck_chunker_kind"),
-    )
+    __table_args__ = (UniqueConstraint("workflow_id", name="uq_chunker_workflow"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     workflow_id: Mapped[str] = _workflow_fk()
@@ -206,10 +192,7 @@ class Chunker(Base):
 
 class QueryEnhancer(Base):
     __tablename__ = "query_enhancer"
-    __table_args__ = (
-        UniqueConstraint("workflow_id", "kind", name="uq_query_enhancer_kind"),
-        CheckConstraint(f"kind IN {ENHANCERS}", name="ck_query_enhancer_kind"),
-    )
+    __table_args__ = (UniqueConstraint("workflow_id", "kind", name="uq_query_enhancer_kind"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     workflow_id: Mapped[str] = _workflow_fk()
@@ -232,10 +215,7 @@ class WorkflowFilter(Base):
 
 class Ranker(Base):
     __tablename__ = "ranker"
-    __table_args__ = (
-        UniqueConstraint("workflow_id", name="uq_ranker_workflow"),
-        CheckConstraint(f"kind IN {RANKERS}", name="ck_ranker_kind"),
-    )
+    __table_args__ = (UniqueConstraint("workflow_id", name="uq_ranker_workflow"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     workflow_id: Mapped[str] = _workflow_fk()

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..config import KEYS, MAX_INSTRUCTIONS, ConfigError, Settings, checked, convert
 from ..filters import source_filter
-from ..store.schema import CHUNKERS, ENHANCERS, RANKERS, RETRIEVALS, STRATEGIES
+from ..registry import CHUNKERS, QUERY_ENHANCERS, RERANKERS, RETRIEVAL_MODES, STRATEGIES, Registry
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}$")
 COLLECTION = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,29}$")  # <it>_FileShare and <it>_VectorMain
@@ -171,11 +171,11 @@ def _text(body: dict[str, Any], name: str, maximum: int, default: str = "") -> s
     return value
 
 
-def _choice(body: dict[str, Any], name: str, choices: tuple[str, ...], default: str) -> str:
+def _choice(body: dict[str, Any], name: str, choices: Registry, default: str) -> str:
     value = body.get(name, default)
     if value not in choices:
-        raise _bad(f"'{name}' is one of {', '.join(choices)}.")
-    return value
+        raise _bad(f"'{name}' is one of {', '.join(choices.names)}.")
+    return str(value)
 
 
 def _bool(body: dict[str, Any], name: str) -> bool:
@@ -226,8 +226,8 @@ def _enhancers(value: Any) -> tuple[tuple[str, dict[str, Any]], ...]:
     found: list[tuple[str, dict[str, Any]]] = []
     for item in value:
         kind = item.get("kind") if isinstance(item, dict) else None
-        if kind not in ENHANCERS:
-            raise _bad(f"Each query enhancer has a 'kind' among {', '.join(ENHANCERS)}.")
+        if not isinstance(kind, str) or kind not in QUERY_ENHANCERS:
+            raise _bad(f"Each query enhancer has a 'kind' among {', '.join(QUERY_ENHANCERS.names)}.")
         if any(kind == k for k, _ in found):
             raise _bad(f"The query enhancer '{kind}' is given twice.")
         options = {
@@ -260,8 +260,8 @@ def _ranker(value: Any) -> tuple[str, int, dict[str, Any]] | None:
     if value is None:
         return None
     kind = value.get("kind") if isinstance(value, dict) else None
-    if kind not in RANKERS:
-        raise _bad(f"'ranker' is null or has a 'kind' among {', '.join(RANKERS)}.")
+    if not isinstance(kind, str) or kind not in RERANKERS:
+        raise _bad(f"'ranker' is null or has a 'kind' among {', '.join(RERANKERS.names)}.")
     body = _object(value, "ranker", {"kind", "topN", *RANKER_OPTIONS[kind]})
     options = {k: v for k, v in body.items() if k not in ("kind", "topN")}
     if not all(isinstance(v, str) and len(v) <= 2048 for v in options.values()):
@@ -291,7 +291,7 @@ def parse_workflow(body: dict[str, Any], base: Settings, secrets_kept: dict[str,
     spec = WorkflowSpec(
         name=name,
         description=_text(body, "description", 500),
-        retrieval=_choice(body, "retrieval", RETRIEVALS, "bm25"),
+        retrieval=_choice(body, "retrieval", RETRIEVAL_MODES, "bm25"),
         strategy=_choice(body, "strategy", STRATEGIES, "simple"),
         parent_child=_bool(body, "parentChild"),
         instructions=instructions,

@@ -10,6 +10,7 @@ import pytest
 
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
+from datafari_rag.registry import RETRIEVAL_MODES
 from datafari_rag.security import UserAccess
 from datafari_rag.security.acl import acl_params
 from datafari_rag.solr import SolrClient
@@ -98,7 +99,7 @@ def test_a_search_straight_to_solr_as_anonymous_sees_only_public_documents(
 
 def random_trials(settings: Settings, corpus: Corpus, fake: FakeLlm, seed: int, trials: int) -> tuple[list, int]:
     """``trials`` random requests in each retrieval mode; (leaks, how many reached the LLM)."""
-    clients = {m: create_app(settings.replace(retrieval_method=m)).test_client() for m in ("bm25", "vector", "rrf")}
+    clients = {m: create_app(settings.replace(retrieval_method=m)).test_client() for m in RETRIEVAL_MODES.names}
     rng = random.Random(seed)
     leaks: list[tuple[str, str]] = []
     exposed_some = 0

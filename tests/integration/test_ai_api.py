@@ -12,6 +12,7 @@ from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.indexing.indexer import Indexer
 from datafari_rag.indexing.outbox import Outbox
+from datafari_rag.registry import RETRIEVAL_MODES
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import bootstrap
 from datafari_rag.testing.fake_llm import FakeLlm
@@ -69,7 +70,7 @@ def test_rag_with_q_and_7_0_history(ai: Callable[..., Any], fake_llm: FakeLlm) -
     assert any("The cooling pumps." in p for p in fake_llm.prompts())  # 7.0's history reached the LLM (chat memory)
 
 
-@pytest.mark.parametrize("method", ["bm25", "vector", "rrf"])
+@pytest.mark.parametrize("method", RETRIEVAL_MODES.names)
 def test_filters_restrict_the_sources_and_never_widen_them(ai: Callable[..., Any], method: str) -> None:
     question = "When is the cooling pump inspected?"
     status, body = ai({"query": question, "filters": {"id": ["ai-2"]}}, method)

@@ -12,6 +12,7 @@ from ir_measures import RR, nDCG
 
 from datafari_rag.cli import main as cli
 from datafari_rag.config import Settings
+from datafari_rag.registry import RETRIEVAL_MODES
 from datafari_rag.testing.fake_llm import FakeLlm
 from datafari_rag.testing.overlap_cross_encoder import write_overlap_cross_encoder
 from tests.integration.conftest import cli_environment
@@ -74,7 +75,7 @@ def environment(tmp_path: Path, settings: Settings, monkeypatch: pytest.MonkeyPa
 
 def test_eval_retrieval_command(tmp_path: Path, environment: None) -> None:
     results = run_eval(beir_folder(tmp_path / "beir", DOCS, QUERIES), tmp_path)
-    assert set(results) == {"bm25", "vector", "rrf"}
+    assert set(results) == set(RETRIEVAL_MODES.names)
     assert results["vector"]["nDCG@10"] == pytest.approx(1.0)  # paraphrases: the embedding finds each
     assert all(0 < r["nDCG@10"] <= 1 and r["queries"] == 3 for r in results.values())
 

@@ -12,6 +12,7 @@ from datafari_rag.config import Settings
 from datafari_rag.indexing.indexer import Indexer
 from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.indexing.sample import index_sample
+from datafari_rag.registry import RETRIEVAL_MODES
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import BootstrapReport, bootstrap
 
@@ -24,7 +25,7 @@ def local(settings: Settings, solr: SolrClient, bootstrapped: BootstrapReport, a
     return lambda **o: create_app(settings.replace(llm_endpoint=agent_url, **o)).test_client()
 
 
-@pytest.mark.parametrize("method", ["bm25", "vector", "rrf"])
+@pytest.mark.parametrize("method", RETRIEVAL_MODES.names)
 def test_answers_from_the_sample_corpus(local: Any, method: str) -> None:
     out = local(retrieval_method=method).post(f"{API}/ai/rag", json={"query": "How many days of paid annual leave?"})
     body = out.get_json()

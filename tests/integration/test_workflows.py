@@ -14,6 +14,7 @@ from sqlalchemy import text
 
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
+from datafari_rag.registry import RETRIEVAL_MODES
 from datafari_rag.solr import SolrClient
 from datafari_rag.store.database import open_engine
 from datafari_rag.testing.fake_llm import FakeLlm
@@ -286,7 +287,7 @@ def test_random_keys_and_users_never_read_beyond_their_tokens(client: FlaskClien
     another workflow, made up) and signed-in users: the memo comes only to bea's identities."""
     rng = random.Random(19)
     root = bearer(client, "root")
-    flows = [new_workflow(client, root, retrieval=rng.choice(["bm25", "vector", "rrf"])) for _ in range(3)]
+    flows = [new_workflow(client, root, retrieval=rng.choice(RETRIEVAL_MODES.names)) for _ in range(3)]
     keys: list[tuple[str, str, str | None]] = []  # (workflow, key, who reads)
     for flow in flows:
         for user in ("bea", "otto"):

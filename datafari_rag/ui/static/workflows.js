@@ -5,8 +5,8 @@ import { api } from "./api.js";
 import { clear, field, h, status } from "./dom.js";
 import { lang, t } from "./i18n.js";
 
-const RETRIEVALS = ["bm25", "vector", "rrf"];
-const STRATEGIES = ["simple", "cot", "reflect", "multihop"];
+// each extension point's entries, as the server's registry names them (datafari_rag/registry.py)
+const POINTS = JSON.parse(document.querySelector('meta[name="extension-points"]').content);
 
 function select(name, choices, value) {
   const el = h("select", { name }, ...choices.map((c) => h("option", { value: c }, c)));
@@ -23,8 +23,8 @@ function workflowForm(workflow, onSaved) {
   const c = {
     name: h("input", { name: "name", required: true, maxlength: 100, value: w.name }),
     description: h("input", { name: "description", maxlength: 500, value: w.description }),
-    retrieval: select("retrieval", RETRIEVALS, w.retrieval),
-    strategy: select("strategy", STRATEGIES, w.strategy),
+    retrieval: select("retrieval", POINTS.retrieval, w.retrieval),
+    strategy: select("strategy", POINTS.strategy, w.strategy),
     parentChild: h("input", { name: "parentChild", type: "checkbox", checked: w.parentChild }),
     instructions: h("textarea", { name: "instructions", rows: 3, maxlength: 4000 }),
     rewrite: h("input", { name: "rewrite", type: "checkbox", checked: !!enhancer("rewrite") }),
@@ -34,14 +34,14 @@ function workflowForm(workflow, onSaved) {
     hyde: h("input", { name: "hyde", type: "checkbox", checked: !!enhancer("hyde") }),
     selfQuery: h("input", { name: "selfQuery", value: (enhancer("selfQuery")?.fields || []).join(",") }),
     filters: h("textarea", { name: "filters", rows: 2 }),
-    ranker: select("ranker", ["", "api", "onnx", "llm"], w.ranker?.kind || ""),
+    ranker: select("ranker", ["", ...POINTS.ranker], w.ranker?.kind || ""),
     topN: h("input", { name: "topN", type: "number", min: 2, max: 100, value: w.ranker?.topN || 20 }),
     rankerUrl: h("input", { name: "rankerUrl", value: w.ranker?.url || "" }),
     rankerModel: h("input", { name: "rankerModel", value: w.ranker?.model || "" }),
     rankerKey: h("input", { name: "rankerKey", type: "password", autocomplete: "off",
       placeholder: w.ranker?.apiKey ? t("secretSet") : t("secretUnset") }),
     rankerPath: h("input", { name: "rankerPath", value: w.ranker?.path || "" }),
-    chunker: select("chunker", ["recursive", "semantic", "proposition"], w.chunker.kind || "recursive"),
+    chunker: select("chunker", POINTS.chunker, w.chunker.kind || "recursive"),
     chunkSize: h("input", { name: "chunkSize", type: "number", min: 50, max: 8000, value: w.chunker.maxChunkSize }),
     evaluator: h("input", { name: "evaluator", type: "checkbox", checked: !!w.chunker.evaluator }),
     threshold: h("input", { name: "threshold", type: "number", min: 0, max: 1, step: "any", value: w.chunker.threshold ?? 0.9 }),
