@@ -364,7 +364,7 @@ def eval_group() -> None:
 
 @eval_group.command("retrieval")
 @click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--modes", default="bm25,vector,rrf", show_default=True)
+@click.option("--modes", default=",".join(RETRIEVAL_MODES.names), show_default=True)
 @click.option("--prefix", default="eval_", show_default=True, help="Prefix of the evaluation's own collections.")
 @click.option("--reindex", is_flag=True, help="Index the corpus again even if it is there.")
 @click.option("--max-queries", type=click.IntRange(1), default=None, help="Only the first N test queries.")
