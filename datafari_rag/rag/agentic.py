@@ -128,12 +128,12 @@ class AgentRun:
         args = _arguments(call)
         try:
             if call.name == "hybrid_search":
-                return self._shown(rrf(self._ctx(), _text(args, "query")))
+                return self._shown(rrf(self.retrieval, _text(args, "query")))
             if call.name == "bm25_search":
                 found = bm25_documents(self.retrieval, _text(args, "query"), self.settings.max_files)
                 return self._shown([_cut(x) for x in found])
             if call.name == "search_in_document":
-                passages = retrieve_document(self._ctx(), _text(args, "id"), _text(args, "query"))
+                passages = retrieve_document(self.retrieval, _text(args, "id"), _text(args, "query"), mode="rrf")
                 return self._shown(passages) if passages else ("No readable document has this id.", "ok", [])
             if call.name == "read_document":
                 return self._part(_text(args, "id"), args.get("part", 0))
@@ -157,17 +157,10 @@ class AgentRun:
         except Exception as exc:  # an external server's failure is the model's to know, not the answer's
             return f"The tool failed: {exc}", "error", []
 
-    def _ctx(self) -> RetrievalContext:
-        """Retrieval over chunks (vector settings), for the tools that search meanings."""
-        r = self.retrieval
-        return RetrievalContext(r.main, r.vectors, self.settings.replace(retrieval_method="rrf"), r.access, r.restrict)
-
     def _part(self, doc_id: str, part: Any) -> tuple[str, str, list[dict[str, Any]]]:
         if not isinstance(part, int) or part < 0:
             raise ValueError("'part' must be a whole number from 0")
-        bm25 = self.settings.replace(retrieval_method="bm25")
-        r = self.retrieval
-        found = retrieve_document(RetrievalContext(r.main, r.vectors, bm25, r.access, r.restrict), doc_id, None)
+        found = retrieve_document(self.retrieval, doc_id, None)  # no query: the whole document
         if not found:
             return "No readable document has this id.", "ok", []
         whole = found[0]

@@ -360,7 +360,7 @@ class Pipeline:
         s = self.settings
         if not s.enable_summarization:
             raise DatafariError("summarizationErrorNotEnabled")
-        retrieval = RetrievalContext(self.main, self.vectors, s.replace(retrieval_method="bm25"), access)
+        retrieval = RetrievalContext(self.main, self.vectors, s, access)  # no query below: the whole document
         try:
             found = retrieve_document(retrieval, doc_id, None)
             if found is None:

@@ -77,11 +77,14 @@ def retrieve_all(
     return Found(reranked.snippets[:keep], hits, reranked.skipped)
 
 
-def retrieve_document(ctx: RetrievalContext, doc_id: str, query: str | None) -> list[Snippet] | None:
+def retrieve_document(
+    ctx: RetrievalContext, doc_id: str, query: str | None, mode: str | None = None
+) -> list[Snippet] | None:
     """The passages of one document, or None when it does not exist *or* may not be read.
 
     Both cases answer the same, so an id reveals nothing about documents the user cannot see.
-    With bm25 the whole document is used; with vector/rrf, its chunks nearest to the query.
+    Without a query, or with a retrieval ``mode`` (default: the settings') that returns documents,
+    the whole document; else its chunks nearest to the query.
     """
     params = [
         ("q", "*:*"),
@@ -97,7 +100,7 @@ def retrieve_document(ctx: RetrievalContext, doc_id: str, query: str | None) -> 
         return None
     whole = to_snippet(docs[0], "exactContent")
     whole_doc = [whole] if whole.content.strip() else []
-    if returns_documents(ctx.settings.retrieval) or not query:
+    if not query or returns_documents(mode or ctx.settings.retrieval):
         return whole_doc
     restrict = [("fq", "{!term f=parent_doc v=$docid}"), ("docid", doc_id)]
     return vector_chunks(ctx, query, ctx.settings.solr_top_k, restrict) or whole_doc
