@@ -100,7 +100,14 @@ def _same_resource(requested: str, issuer: str) -> bool:
     return requested.rstrip("/") in (issuer, issuer + "/mcp")
 
 
-class LocalAuthorizationServer(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshToken, AccessToken]):
+class AccountRefreshToken(RefreshToken):
+    """A refresh token with the account version it was issued for (a changed password or role
+    refuses it)."""
+
+    version: str | None = None
+
+
+class LocalAuthorizationServer(OAuthAuthorizationServerProvider[AuthorizationCode, AccountRefreshToken, AccessToken]):
     """The provider the SDK's OAuth handlers call (``OAuthAuthorizationServerProvider``)."""
 
     def __init__(self, services: Services, issuer: str) -> None:
@@ -165,25 +172,29 @@ class LocalAuthorizationServer(OAuthAuthorizationServerProvider[AuthorizationCod
             raise TokenError("invalid_grant", "The authorization code was used already.")
         return await self._tokens(client, authorization_code.subject or "", authorization_code.scopes, None)
 
-    async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshToken | None:
+    async def load_refresh_token(
+        self, client: OAuthClientInformationFull, refresh_token: str
+    ) -> AccountRefreshToken | None:
         grant = await self._grant("refresh", refresh_token, client)
         if grant is None:
             return None
-        return RefreshToken(
+        return AccountRefreshToken(
             token=refresh_token,
             client_id=grant.client_id,
             scopes=grant.details["scopes"],
             expires_at=int(grant.expires_at),
             subject=grant.username,
+            version=grant.details.get("version"),
         )
 
     async def exchange_refresh_token(
-        self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
+        self, client: OAuthClientInformationFull, refresh_token: AccountRefreshToken, scopes: list[str]
     ) -> OAuthToken:
-        grant = await self._grant("refresh", refresh_token.token, client)
-        if grant is None or not await self._store(lambda store: store.take("refresh", refresh_token.token)):
+        """The token the SDK loaded (load_refresh_token) is taken once: a concurrent use loses."""
+        if not await self._store(lambda store: store.take("refresh", refresh_token.token)):
             raise TokenError("invalid_grant", "The refresh token was used already.")
-        return await self._tokens(client, grant.username, scopes or refresh_token.scopes, grant.details.get("version"))
+        username = refresh_token.subject or ""
+        return await self._tokens(client, username, scopes or refresh_token.scopes, refresh_token.version)
 
     async def _tokens(
         self, client: OAuthClientInformationFull, username: str, scopes: list[str], version: str | None

@@ -11,6 +11,7 @@ refuses a post from another site.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -41,9 +42,14 @@ def _policy(response: Response) -> Response:
     return response
 
 
+@lru_cache(maxsize=1)
+def _template() -> str:
+    return TEMPLATE.read_text(encoding="utf-8")
+
+
 def _page(status: int, pending: dict[str, Any] | None, error: str = "", username: str = "") -> Response:
     html = render_template_string(
-        TEMPLATE.read_text(encoding="utf-8"),
+        _template(),
         pending=pending,
         destination=_where(pending["redirect_uri"]) if pending else "",
         action=SIGN_IN,

@@ -67,11 +67,6 @@ class StoreHandle:
             raise StoreUnavailable(f"the store cannot be prepared: {exc}") from exc
         return engine
 
-    def close(self) -> None:
-        with self._lock:
-            if self._engine is not None:
-                self._engine.dispose()
-
     def part(self, kind: type[P], *args: Any) -> P:
         """The store ``kind(engine, *args)`` of this database, made once."""
         if kind not in self._parts:
@@ -109,4 +104,4 @@ class StoreHandle:
 
     def oauth(self) -> OAuthStore:
         """The clients and grants of /mcp's OAuth authorization server."""
-        return self.sealed_part(OAuthStore, self.settings.mcp_oauth_max_clients)
+        return self.part(OAuthStore, self.sealer, self.settings.mcp_oauth_max_clients)  # sealed from the start

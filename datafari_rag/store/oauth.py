@@ -52,10 +52,6 @@ class OAuthStore:
         self.sealer = sealer
         self.max_clients = max_clients
 
-    def seal_clear(self) -> int:
-        """Nothing was ever kept in clear here: client secrets are sealed from the first one."""
-        return 0
-
     def register(self, client_id: str, registration: dict[str, Any]) -> None:
         """Keeps a client's registration (its secret sealed); refused past ``max_clients``."""
         kept = dict(registration)
