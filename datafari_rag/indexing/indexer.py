@@ -229,8 +229,7 @@ class Indexer:
                     DocResult(raw_id if isinstance(raw_id, str) else None, "error", error=str(exc), code=400)
                 )
         by_id = {r.id: r for r in results if r.status == "ok"}
-        valid = [_with_language(doc) for doc in valid]
-        if self.in_solr:
+        if self.in_solr:  # FileShare's language step labels the documents, as for any writer
             for result in by_id.values():
                 result.chunks = None
             if custom(self.settings) and self.settings.vector_enabled:  # the sidecar cuts, Solr's processor embeds
@@ -248,6 +247,7 @@ class Indexer:
             if commit:
                 self._resent("a commit", self.main.commit)
             return results
+        valid = [_with_language(doc) for doc in valid]
         if valid:
             self.check_single_writer()
         if self.settings.vector_enabled and valid:  # intent first: a crash from here on leaves a trace

@@ -277,6 +277,42 @@ public class VectorUpdateProcessorTest extends SolrCloudTestCase {
     assertNotNull(chunks().get("fail-old"));
   }
 
+  @Test
+  public void aDocumentSentWithoutLanguageIsDetectedAndAFrenchOneIsSearchedInFrench()
+      throws Exception {
+    SolrInputDocument french = new SolrInputDocument();
+    french.addField("id", "lang-fr");
+    french.addField("title", "Les chevaux de la vallée");
+    french.addField(
+        "exactContent",
+        "Les chevaux de la vallée sont nourris chaque matin par les éleveurs du village. "
+            + "Ils passent l'hiver dans les écuries et retournent aux pâturages au printemps.");
+    SolrInputDocument unsure = new SolrInputDocument();
+    unsure.addField("id", "lang-none");
+    unsure.addField("exactContent", "Pump 12: 3.5 bar, 40 °C.");
+    write(List.of(french, unsure));
+    ModifiableSolrParams params = new ModifiableSolrParams();
+    // "cheval" matches "chevaux" only through the French chain (content_fr), in both collections
+    params.set("q", "content_fr:cheval");
+    params.set("fl", "id,language");
+    for (String collection : List.of("FileShare", "VectorMain")) {
+      QueryRequest query = new QueryRequest(params);
+      query.setPath("/internal");
+      List<SolrDocument> found = new ArrayList<>(query.process(cluster.getSolrClient(), collection).getResults());
+      assertFalse("no French match in " + collection, found.isEmpty());
+      for (SolrDocument doc : found) {
+        assertEquals(collection, "fr", doc.getFirstValue("language"));
+      }
+    }
+    ModifiableSolrParams byId = new ModifiableSolrParams();
+    byId.set("q", "id:lang-none");
+    byId.set("fl", "id,language");
+    QueryRequest query = new QueryRequest(byId);
+    query.setPath("/internal");
+    SolrDocument plain = query.process(cluster.getSolrClient(), "FileShare").getResults().get(0);
+    assertNull("too few letters to tell: no language rather than a wrong one", plain.getFirstValue("language"));
+  }
+
   private static Set<String> ids(List<SolrDocument> docs) {
     Set<String> ids = new TreeSet<>();
     for (SolrDocument doc : docs) {
