@@ -80,7 +80,6 @@ def bench_stack(prefix: str = "bench_") -> Iterator[tuple[Settings, SolrClient, 
     """Solr (DATAFARI_RAG_SOLR_URL or a local node), the agent in-process, the sample corpus
     indexed into ``bench_`` collections. Yields (settings, solr client, agent URL)."""
     from datafari_rag.indexing.indexer import Indexer
-    from datafari_rag.indexing.outbox import Outbox
     from datafari_rag.indexing.sample import index_sample
     from datafari_rag.solr.bootstrap import bootstrap
     from datafari_rag.solr.runtime import LocalSolr
@@ -112,7 +111,7 @@ def bench_stack(prefix: str = "bench_") -> Iterator[tuple[Settings, SolrClient, 
             )
             solr = SolrClient(url, timeout=120, auth=credentials(settings))
             bootstrap(solr, settings)
-            index_sample(Indexer.of(solr, settings, Outbox()))
+            index_sample(Indexer.of(solr, settings))
             yield settings, solr, f"{agent}/v1"
     finally:
         if node is not None:

@@ -20,7 +20,7 @@ import urllib3
 
 from .config import KEYS, ConfigError, Settings, convert, env_name, load_settings
 from .evaluation import EvaluationInputError
-from .indexing.indexer import Indexer, ModeConflict
+from .indexing.indexer import Indexer
 from .paths import CONF, var_dir
 from .registry import RETRIEVAL_MODES
 from .services import build_services
@@ -46,7 +46,6 @@ def _clear_errors(func: Callable[..., Any]) -> Callable[..., Any]:
             RuntimeProblem,
             SecurityProblem,
             EvaluationInputError,
-            ModeConflict,
             SchemaProblem,
         ) as exc:
             raise click.ClickException(str(exc)) from exc

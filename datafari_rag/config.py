@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 ENVIRONMENT = {
     "DATAFARI_RAG_CONFIG": "the properties file to read (default: conf/rag.properties)",
     "DATAFARI_RAG_ROOT": "the folder holding conf/ and solr_config/ (default: the source checkout)",
-    "DATAFARI_RAG_VAR": "runtime state: Solr home, logs, pid files, control sockets, outbox (default: var/)",
+    "DATAFARI_RAG_VAR": "runtime state: Solr home, logs, pid files, control sockets (default: var/)",
     "DATAFARI_RAG_TEST_PREFIX": "tests: prefix of the test collections (default: test_)",
     "DATAFARI_RAG_BENCH_RESULTS": "benchmarks: file where `python -m bench` collects the figures",
 }
@@ -773,17 +773,13 @@ class Settings:
     vector_min_alnum_ratio: float = _key(
         INDEX, "vector.filter.minalphanumratio", 0.3, "Chunks with a smaller share of letters and digits are dropped."
     )
-    vector_embedding_mode: str = _key(
-        INDEX,
-        "vector.embedding.mode",
-        "processor",
-        "processor: FileShare's update processor chunks and embeds every write, from any client, "
-        "in Solr; solr: the sidecar chunks, VectorMain's update chain embeds each chunk; "
-        "sidecar: the sidecar chunks and embeds in batches and sends the vectors.",
-        choices=("processor", "solr", "sidecar"),
-    )
     vector_embedding_batch: int = _key(
-        INDEX, "vector.embedding.batch", 32, "Sidecar mode: texts per embedding request.", minimum=1
+        INDEX,
+        "vector.embedding.batch",
+        32,
+        "Texts per embedding request the sidecar sends (the semantic chunker's sentences, the cache's "
+        "and the guard's texts).",
+        minimum=1,
     )
     anonymous_allowed: bool = _key(
         SECURITY,
@@ -1103,11 +1099,24 @@ DEPRECATED: dict[str, tuple[str, ...]] = {
 }
 _ENV_DEPRECATED = {env_name(old): old for old in DEPRECATED}
 
+# Keys that no longer name a setting, with the one value that meant what the product now always
+# does (accepted with a warning) and why any other value stops the start.
+RETIRED: dict[str, tuple[str, str]] = {
+    "vector.embedding.mode": (
+        "processor",
+        "FileShare's update processor is the only chunk writer (the sidecar's writer modes were retired, "
+        "see docs/indexing.md): remove the key",
+    ),
+}
+_ENV_RETIRED = {env_name(old): old for old in RETIRED}
+
 
 def unknown_names(props: dict[str, str], env: Mapping[str, str]) -> list[str]:
     """What names no setting: keys of the properties file, ``DATAFARI_RAG_*`` variables."""
-    found = [f"key '{k}' of the properties file" for k in props if k not in KEYS and k not in DEPRECATED]
-    known = set(_ENV_KEYS) | set(_ENV_DEPRECATED) | set(ENVIRONMENT)
+    found = [
+        f"key '{k}' of the properties file" for k in props if k not in KEYS.keys() | DEPRECATED.keys() | RETIRED.keys()
+    ]
+    known = set(_ENV_KEYS) | set(_ENV_DEPRECATED) | set(_ENV_RETIRED) | set(ENVIRONMENT)
     found += [f"environment variable {name}" for name in env if name.startswith(ENV_PREFIX) and name not in known]
     return found
 
@@ -1135,6 +1144,18 @@ def _deprecated_values(props: dict[str, str], env: Mapping[str, str]) -> dict[st
     return out
 
 
+def _check_retired(props: dict[str, str], env: Mapping[str, str]) -> None:
+    """A retired key set to what the product now always does is a warning; to anything else, a
+    ConfigError: the deployment expects a behaviour that no longer exists."""
+    for key, (kept, why) in RETIRED.items():
+        raw = env.get(env_name(key), props.get(key))
+        if raw is None:
+            continue
+        if raw.strip() != kept:
+            raise ConfigError(f"{key}={raw.strip()} is retired: {why}.")
+        _warn_once("Retired: %s=%s is what the product always does; %s.", key, kept, why)
+
+
 _TYPES = {"str": str, "int": int, "float": float, "bool": bool}
 
 
@@ -1159,6 +1180,7 @@ def load_settings(path: Path | None = None, env: Mapping[str, str] | None = None
     for name in unknown_names(props, variables):
         _warn_once("Ignored: %s names no setting (see docs/configuration.md).", name)
     older = _deprecated_values(props, variables)
+    _check_retired(props, variables)
     values: dict[str, Any] = {}
     for key, f in KEYS.items():
         raw = variables.get(env_name(key), props.get(key, older.get(key)))

@@ -81,7 +81,6 @@ LABELS: dict[str, Label] = {
     # the update endpoint
     "updateBadRequest": Label(400, "The update request is not valid."),
     "updateTechnicalError": Label(500, "The update could not be written to the index."),
-    "updateMisconfigured": Label(503, "The index cannot be written until an administrator fixes its configuration."),
     # HTTP routing
     "badRequest": Label(400, "The request is not valid."),
     "notFound": Label(404, "There is nothing at this address."),

@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from . import chunk_fields
+
 # field a client names -> (its FileShare name, its VectorMain name)
 FIELDS = {
-    "id": ("id", "parent_doc"),
+    "id": ("id", chunk_fields.PARENT),
     "extension": ("extension", "extension"),
     "source": ("source", "source"),
     "repo_source": ("repo_source", "repo_source"),

@@ -11,7 +11,6 @@ from .conversations import ConversationStore
 from .indexing.embedder import ChunkEmbedder
 from .indexing.indexer import Indexer
 from .indexing.jobs import JobStore
-from .indexing.outbox import Outbox
 from .llm import LlmService, OpenAiLlmService
 from .llm.datafari_service import DatafariLlmService
 from .paths import var_dir
@@ -65,9 +64,8 @@ class Services:
         return Collection(self.solr, settings.collection_main), Collection(self.solr, settings.collection_vector)
 
     def indexer_with(self, settings: Settings) -> Indexer:
-        """An indexer with the same outbox, writing where and cutting as ``settings`` say (a workflow's
-        collections and chunker)."""
-        return Indexer(settings, *self.collections(settings), self.indexer.outbox, self.llm)
+        """An indexer writing where and cutting as ``settings`` say (a workflow's collections and chunker)."""
+        return Indexer(settings, *self.collections(settings), self.llm)
 
 
 def solr_client(settings: Settings) -> SolrClient:
@@ -93,9 +91,7 @@ def topic_guard(settings: Settings, embedder: ChunkEmbedder, llm: LlmService) ->
     return TopicGuard(settings, embedder.embed, llm, audit)
 
 
-def build_services(
-    settings: Settings, llm: LlmService | None = None, outbox: Outbox | None = None, store: Stores | None = None
-) -> Services:
+def build_services(settings: Settings, llm: LlmService | None = None, store: Stores | None = None) -> Services:
     solr = solr_client(settings)
     main = Collection(solr, settings.collection_main)
     vectors = Collection(solr, settings.collection_vector)
@@ -121,6 +117,6 @@ def build_services(
         vectors=vectors,
         llm=llm,
         pipeline=Pipeline(settings, main, vectors, llm, cache, guard, external_tools, reranker),
-        indexer=Indexer(settings, main, vectors, outbox or Outbox(), llm),
+        indexer=Indexer(settings, main, vectors, llm),
         store=store or Stores(settings),
     )

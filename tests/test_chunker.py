@@ -7,7 +7,6 @@ import itertools
 import pytest
 
 from datafari_rag.config import Settings
-from datafari_rag.indexing.children import child_documents
 from datafari_rag.indexing.chunker import chunk_text
 from datafari_rag.text.tokens import count_tokens
 
@@ -49,45 +48,3 @@ def test_filters_drop_short_and_symbol_chunks() -> None:
     chunks = chunk_text("ok.\n\n----------- ......... ---------\n\nA sentence that is long enough.", settings)
     assert chunks and all(len(c) >= 10 and sum(ch.isalnum() for ch in c) / len(c) >= 0.5 for c in chunks)
     assert not any("---" in c for c in chunks)
-
-
-def test_children_copy_every_field_but_the_full_text() -> None:
-    parent = {
-        "id": "p1",
-        "title": "T",
-        "url": "u",
-        "source": "s",
-        "extension": "pdf",
-        "language": "en",
-        "last_modified": "2026-01-01T00:00:00Z",
-        "exactContent": "full text",
-        "content_en": "full text",
-        "preview_content": "preview",
-        "allow_token_document": ["a"],
-        "deny_token_share": ["d"],
-        "_version_": 3,
-    }
-    kids = child_documents(parent, ["one", "two"])
-    assert [k["id"] for k in kids] == ["p1_0", "p1_1"]
-    assert kids[1] == {  # an English document: no French-analysed copies
-        "title": "T",
-        "url": "u",
-        "source": "s",
-        "extension": "pdf",
-        "language": "en",
-        "last_modified": "2026-01-01T00:00:00Z",
-        "allow_token_document": ["a"],
-        "deny_token_share": ["d"],
-        "id": "p1_1",
-        "parent_doc": "p1",
-        "chunk_index": 1,
-        "chunk_count": 2,
-        "parent_version": 3,  # the parent's _version_: how sync and reconcile see a changed parent
-        "embedded_content": "two",
-        "exactContent": "two",
-    }
-
-
-def test_french_documents_get_french_fields() -> None:
-    [kid] = child_documents({"id": "p", "title": "Congés", "language": "fr", "exactContent": "x"}, ["Les congés."])
-    assert kid["content_fr"] == "Les congés." and kid["title_fr"] == "Congés"

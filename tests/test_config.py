@@ -146,3 +146,20 @@ def test_a_query_model_is_a_second_model_store_entry() -> None:
         "bge-small-en-v1.5",
         "bge-small-en-v1.5-query",
     )
+
+
+def test_a_retired_key_is_a_warning_when_it_asks_for_what_is_done_and_an_error_otherwise(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """vector.embedding.mode: FileShare's processor is the only chunk writer now."""
+    props = tmp_path / "rag.properties"
+    props.write_text("vector.embedding.mode=processor\n")
+    with caplog.at_level("WARNING"):
+        assert load_settings(props, env={}) == Settings()
+    assert "Retired: vector.embedding.mode=processor" in caplog.text and "Ignored" not in caplog.text
+    for value in ("sidecar", "solr"):
+        props.write_text(f"vector.embedding.mode={value}\n")
+        with pytest.raises(ConfigError, match=f"vector.embedding.mode={value} is retired: FileShare's update"):
+            load_settings(props, env={})
+    with pytest.raises(ConfigError, match="retired"):
+        load_settings(tmp_path / "none", env={"DATAFARI_RAG_VECTOR_EMBEDDING_MODE": "sidecar"})

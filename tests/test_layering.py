@@ -77,6 +77,7 @@ LAYERS = [
     {"llm", "agent", "security", "logs", "config_docs"},
     {"config"},
     {"registry", "filters", "errors", "paths", "metrics"},
+    {"chunk_fields"},
 ]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datafari_rag.config import Settings
 from datafari_rag.retrieval.hybrid import normalized_fusion, reciprocal_rank_fusion, weights_for
+from datafari_rag.retrieval.params import RetrievalParams
 
 
 def test_scores_follow_the_formula() -> None:
@@ -39,6 +40,6 @@ def test_normalized_fusion_scales_each_list_to_0_1_then_adds_weighted() -> None:
 
 
 def test_french_questions_have_their_own_weights() -> None:
-    settings = Settings(rrf_weight_vector=0.9, rrf_weight_vector_fr=0.25)
-    assert weights_for(settings, "Combien de jours de congés payés ai-je par an dans cette entreprise ?") == (1.0, 0.25)
-    assert weights_for(settings, "How many days of paid annual leave do I get each year here?") == (1.0, 0.9)
+    params = RetrievalParams.of(Settings(rrf_weight_vector=0.9, rrf_weight_vector_fr=0.25))
+    assert weights_for(params, "Combien de jours de congés payés ai-je par an dans cette entreprise ?") == (1.0, 0.25)
+    assert weights_for(params, "How many days of paid annual leave do I get each year here?") == (1.0, 0.9)

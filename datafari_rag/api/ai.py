@@ -113,8 +113,9 @@ def parsed(body: dict[str, Any]) -> tuple[str, RagRequest, dict[str, Any]]:
 def _search(rag: RagRequest) -> dict[str, Any]:
     """``action=search``: the best documents for the query, as the assistant's result list."""
     services = get_services()
-    ctx = RetrievalContext(services.main, services.vectors, services.settings, current_access(), rag.filters)
-    found = bm25_documents(ctx, rag.query, services.settings.max_files)
+    params = services.pipeline.retrieval_params
+    ctx = RetrievalContext(services.main, services.vectors, params, current_access(), rag.filters)
+    found = bm25_documents(ctx, rag.query, params.max_files)
     docs = [{"id": d.id, "title": d.title, "url": d.url, "content": d.content[:PREVIEW]} for d in found]
     return {"message": None, "docs": docs, "sources": []}
 

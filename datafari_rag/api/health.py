@@ -32,7 +32,6 @@ from flask import Blueprint, current_app, jsonify
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
-from ..indexing.indexer import mode_conflict
 from ..services import Services
 from ..solr import SolrClient, SolrError, admin, model_store, user_properties
 from ..solr.collection import Collection
@@ -91,18 +90,12 @@ def _check_solr(services: Services, ends: float) -> dict[str, Any]:
 
 
 def _check_indexing(services: Services, solr: SolrClient, ends: float) -> dict[str, Any]:
-    """Who writes the chunks: in ``processor`` mode FileShare's processor (its ``vector.enabled``
-    is the switch); in the other modes the sidecar, and then the processor must be off."""
-    mode = services.settings.vector_embedding_mode
+    """Whether FileShare's processor, the only chunk writer, is on (its ``vector.enabled``)."""
     try:
         on = user_properties.processor_on(solr, services.settings.collection_main, _left(ends))
     except SolrError as exc:
-        return {"status": "DOWN", "mode": mode, "error": str(exc)}
-    report: dict[str, Any] = {"status": "UP", "mode": mode, "fileShareProcessor": "on" if on else "off"}
-    reason = mode_conflict(services.settings, on)
-    if reason:  # updates are refused until one of the two settings changes
-        report |= {"status": "MISCONFIGURED", "error": reason}
-    return report
+        return {"status": "DOWN", "error": str(exc)}
+    return {"status": "UP", "fileShareProcessor": "on" if on else "off"}
 
 
 def _check_agent(url: str, ends: float) -> dict[str, Any]:

@@ -285,7 +285,6 @@ def _schemas(max_query: int) -> dict[str, Any]:
                 "responseHeader": {"type": "object", "properties": {"status": {"type": "integer"}}},
                 "added": {"type": "integer"},
                 "failed": {"type": "integer"},
-                "pending": {"type": "integer"},
                 "deleted": {"type": "integer"},
                 "results": {
                     "type": "array",
@@ -295,7 +294,6 @@ def _schemas(max_query: int) -> dict[str, Any]:
                             "id": {"type": ["string", "null"]},
                             "status": {"enum": ["ok", "error"]},
                             "chunks": {"type": "integer"},
-                            "pending": {"type": "boolean"},
                             "error": {"type": "string"},
                             "code": {"enum": [400, 503]},
                         },
@@ -613,7 +611,6 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
             "responses": {
                 **_errors(*REFUSALS, 500),
                 "200": _json(_ref("UpdateResult"), "every document written whole: one result per document"),
-                "202": _json(_ref("UpdateResult"), "written; some parents' chunks deferred to the outbox"),
                 # refused documents (400) or a service failing for some (503): the results say which
                 **{
                     str(code): _json({"oneOf": [_ref("UpdateResult"), _ref("Error")]}, "per document, or a refusal")

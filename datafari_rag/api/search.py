@@ -15,6 +15,7 @@ from typing import Any
 
 from flask import Blueprint, Response, request
 
+from ..chunk_fields import PARENT
 from ..errors import DatafariError
 from ..retrieval.base import words_only
 from ..retrieval.vector import guarded_knn
@@ -125,13 +126,13 @@ def vector() -> Response:
     ]
     asked = field_list(request.args["fl"], "fl").split(",") if "fl" in request.args else None
     if asked is not None:  # the check needs each chunk's parent; it is not returned unless asked for
-        params.append(("fl", ",".join(asked if "parent_doc" in asked or "*" in asked else [*asked, "parent_doc"])))
+        params.append(("fl", ",".join(asked if PARENT in asked or "*" in asked else [*asked, PARENT])))
     try:
         docs, found = guarded_knn(services.vectors, services.main, current_access(), params, min(top_k, rows))
     except SolrError as exc:
         raise _solr_failure(exc) from exc
-    if asked is not None and "parent_doc" not in asked and "*" not in asked:
-        docs = [{k: v for k, v in d.items() if k != "parent_doc"} for d in docs]
+    if asked is not None and PARENT not in asked and "*" not in asked:
+        docs = [{k: v for k, v in d.items() if k != PARENT} for d in docs]
     header = {k: v for k, v in found.get("responseHeader", {}).items() if k != "params"}
     docs = without_acl_fields(docs)
     body = {"responseHeader": header, "response": {"numFound": len(docs), "start": 0, "docs": docs}}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, jsonify, request
 
 from ..errors import DatafariError
-from ..indexing.indexer import DocResult, ModeConflict
+from ..indexing.indexer import DocResult
 from ..solr import SolrError, update_syntax
 from .auth import current_access
 from .context import get_services
@@ -63,8 +63,6 @@ def update() -> Response:
         results = indexer.add(commands.adds, commit, within) if commands.adds else []
     except SolrError as exc:
         raise DatafariError("updateTechnicalError", "The index could not be written.", detail=str(exc)) from exc
-    except ModeConflict as exc:
-        raise DatafariError("updateMisconfigured", str(exc)) from exc
     finally:
         cache = get_services().pipeline.cache
         if cache is not None:  # this process's writes are seen at once; others' at the next version check
@@ -76,7 +74,6 @@ def update() -> Response:
             "responseHeader": {"status": 0 if status == 200 else status},
             "added": len(results) - failed,
             "failed": failed,
-            "pending": sum(1 for r in results if r.pending),
             "deleted": deleted,
             "results": [r.as_dict() for r in results],
         }
@@ -87,10 +84,10 @@ def update() -> Response:
 
 def outcome(results: list[DocResult]) -> int:
     """The request's HTTP status, true to its worst document: 200 only when every document was
-    written whole (parent and chunks); 202 when some parents' chunks are deferred (the outbox and
-    reconcile finish them); 400 when documents were refused for what they hold; 503 when a
-    service failed for some (send those again: their results say which)."""
+    written whole (parent and chunks: FileShare's processor fails a write whose chunks fail);
+    400 when documents were refused for what they hold; 503 when a service failed for some
+    (send those again: their results say which)."""
     codes = {r.code or 503 for r in results if r.status == "error"}
     if codes:
         return 400 if codes == {400} else 503
-    return 202 if any(r.pending for r in results) else 200
+    return 200

@@ -109,9 +109,8 @@ def index_corpus(services: Services, corpus: list[dict[str, Any]], reindex: bool
         for d in corpus
     )
     report = index_documents(services.indexer, docs, total=len(corpus), batch=64)
-    if report.failed or report.deferred:
-        first = report.errors[0] if report.errors else "chunks deferred to the outbox"
-        raise RuntimeError(f"{report.failed + report.deferred} documents not indexed, e.g. {first}")
+    if report.failed:
+        raise RuntimeError(f"{report.failed} documents not indexed, e.g. {report.errors[0]}")
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.write_text(wanted)
 
@@ -131,10 +130,7 @@ def _ranked(hits: list[Snippet]) -> list[Snippet]:
 
 def _deep(ctx: RetrievalContext, mode: str) -> RetrievalContext:
     """The context of one retrieval mode, ``DEPTH`` deep, on documents' whole text."""
-    s = ctx.settings.replace(
-        retrieval_method=mode, rrf_top_k=DEPTH, solr_top_k=DEPTH, max_files=DEPTH, rag_solr_field="exactContent"
-    )
-    return replace(ctx, settings=s)
+    return replace(ctx, params=ctx.params.deep(mode, DEPTH))
 
 
 def _plain(ctx: RetrievalContext, mode: str) -> Callable[[str], list[Snippet]]:
@@ -143,10 +139,9 @@ def _plain(ctx: RetrievalContext, mode: str) -> Callable[[str], list[Snippet]]:
     return lambda query: retrieve(deep, query)
 
 
-def _enhanced(ctx: RetrievalContext, mode: str, llm: LlmService) -> Callable[[str], list[Snippet]]:
-    """A mode with query enhancement, as the RAG pipeline runs it, ``DEPTH`` deep."""
+def _enhanced(ctx: RetrievalContext, s: Settings, mode: str, llm: LlmService) -> Callable[[str], list[Snippet]]:
+    """A mode with query enhancement (``s``'s ``query.*``), as the RAG pipeline runs it, ``DEPTH`` deep."""
     deep = _deep(ctx, mode)
-    s = deep.settings
 
     def run(query: str) -> list[Snippet]:
         enhanced = enhance(llm, s, deep, query, [query])
@@ -157,11 +152,11 @@ def _enhanced(ctx: RetrievalContext, mode: str, llm: LlmService) -> Callable[[st
 
 
 def retrievers(
-    ctx: RetrievalContext, reranker: Reranker | None = None, llm: LlmService | None = None
+    ctx: RetrievalContext, settings: Settings, reranker: Reranker | None = None, llm: LlmService | None = None
 ) -> dict[str, Callable[[str], dict[str, float]]]:
-    enhanced = llm is not None and enhancing(ctx.settings)
+    enhanced = llm is not None and enhancing(settings)
     found = {
-        mode: _enhanced(ctx, mode, llm) if llm is not None and enhanced else _plain(ctx, mode)
+        mode: _enhanced(ctx, settings, mode, llm) if llm is not None and enhanced else _plain(ctx, mode)
         for mode in RETRIEVAL_MODES.names
     }
 
@@ -183,7 +178,7 @@ def evaluate(
 ) -> dict[str, dict[str, float]]:
     """Each mode over the test queries; with ``llm``, query enhancement (``query.*``) as in RAG."""
     ctx = RetrievalContext.of(solr, settings, UserAccess.anonymous())
-    available = retrievers(ctx, reranker, llm)
+    available = retrievers(ctx, settings, reranker, llm)
     results: dict[str, dict[str, float]] = {}
     for mode in modes:
         run: dict[str, dict[str, float]] = {}

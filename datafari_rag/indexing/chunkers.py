@@ -34,7 +34,6 @@ from .chunker import SEPARATORS, chunk_text, keep
 log = logging.getLogger(__name__)
 
 Embed = Callable[[list[str]], list[list[float]]]
-GIVEN_CHUNKS = "rag_chunks"  # the parent's field with the chunks cut here, for Solr's processor to embed
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n{2,}")
 PROPOSITION_INPUT = 2000  # characters of text the LLM rewrites at a time
 MAX_PROPOSITIONS = 100  # statements kept from one reply

@@ -16,17 +16,15 @@ from tqdm import tqdm
 
 from .indexer import Indexer
 
-BATCH = 32
 # FileShare's processor embeds the chunks of a request's documents together: bigger requests keep
 # the embedding service busy between them (each batch goes as two requests side by side).
-PROCESSOR_BATCH = 128
+BATCH = 128
 
 
 @dataclass
 class CorpusReport:
     added: int = 0
     chunks: int | None = 0  # None: written by FileShare's processor in Solr, not counted here
-    deferred: int = 0  # chunks not written yet: in the outbox, finished by reconcile
     failed: int = 0
     errors: list[str] = field(default_factory=list)  # "id: why", in order
     seconds: float = 0.0
@@ -39,10 +37,7 @@ class CorpusReport:
 
     def line(self) -> str:
         chunks = "chunked in Solr" if self.chunks is None else f"{self.chunks} chunks"
-        return (
-            f"indexed {self.added} documents ({chunks}, {self.deferred} deferred to the outbox), "
-            f"{self.failed} failed, in {self.seconds:.1f}s"
-        )
+        return f"indexed {self.added} documents ({chunks}), {self.failed} failed, in {self.seconds:.1f}s"
 
 
 def index_documents(
@@ -58,7 +53,7 @@ def index_documents(
     counted as failed, named, and skipped) and commits both collections; ``on_progress`` hears
     the report after each batch."""
     report = CorpusReport()
-    batch = batch or (PROCESSOR_BATCH if indexer.in_solr else BATCH)
+    batch = batch or BATCH
     began = time.monotonic()
     say = on_error or (tqdm.write if progress else (lambda _: None))
     pending: list[dict[str, Any]] = []
@@ -69,7 +64,6 @@ def index_documents(
                 if result.status == "ok":
                     report.added += 1
                     report.chunks = None if result.chunks is None else (report.chunks or 0) + result.chunks
-                    report.deferred += result.pending
                 else:
                     report.failed += 1
                     report.errors.append(f"{result.id}: {result.error}")

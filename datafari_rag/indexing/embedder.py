@@ -1,8 +1,9 @@
-"""Embedding chunks in batches from the sidecar (``vector.embedding.mode=sidecar``).
+"""Embedding texts in batches from the sidecar: the semantic chunker's sentences, the semantic
+cache's and the topic guard's texts (chunks are embedded in Solr, by FileShare's processor).
 
 It calls the same OpenAI-compatible endpoint and model as Solr's text-to-vector model (read
-from the model definition ``bootstrap`` installs), so both modes give the same vector for the
-same text, and query-time ``knn_text_to_vector`` matches either.
+from the model definition ``bootstrap`` installs), so the sidecar and Solr give the same vector
+for the same text.
 """
 
 from __future__ import annotations

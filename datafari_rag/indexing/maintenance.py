@@ -9,13 +9,15 @@ compare versions and counts, never dates.
 
 sync: parents new or changed since their chunks were written get their chunks (again); chunks
 whose parent vanished are deleted.
-reconcile: the same, plus chunks without a vector and what the outbox still holds.
+reconcile: the same, plus chunks without a vector.
+Either writes the parents concerned again: FileShare's processor chunks them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .. import chunk_fields as F
 from .indexer import Indexer
 
 
@@ -44,15 +46,15 @@ def _chunks_by_parent(indexer: Indexer) -> dict[str, Chunks]:
     facet = {
         "parents": {
             "type": "terms",
-            "field": "parent_doc",
+            "field": F.PARENT,
             "limit": -1,
             "facet": {
-                "low": "min(parent_version)",
-                "high": "max(parent_version)",
-                "dated": "sum(if(exists(parent_version),1,0))",
-                "missing": "sum(if(has_vector,0,1))",
-                "fewest": "min(chunk_count)",
-                "most": "max(chunk_count)",
+                "low": f"min({F.PARENT_VERSION})",
+                "high": f"max({F.PARENT_VERSION})",
+                "dated": f"sum(if(exists({F.PARENT_VERSION}),1,0))",
+                "missing": f"sum(if({F.HAS_VECTOR},0,1))",
+                "fewest": f"min({F.COUNT})",
+                "most": f"max({F.COUNT})",
             },
         }
     }
@@ -84,8 +86,8 @@ def _repair(indexer: Indexer, report: Report, name: str, parent_ids: list[str]) 
     if not parent_ids:
         return
     results = indexer.rechunk(parent_ids)
-    report.fixed[name] = sum(1 for r in results if r.status == "ok" and not r.pending)
-    report.errors += [f"{r.id}: {r.error}" for r in results if r.status == "error" or r.pending]
+    report.fixed[name] = sum(1 for r in results if r.status == "ok")
+    report.errors += [f"{r.id}: {r.error}" for r in results if r.status == "error"]
 
 
 def _drop_vanished(indexer: Indexer, report: Report, name: str, vanished: list[str]) -> None:
@@ -113,7 +115,4 @@ def reconcile(indexer: Indexer) -> Report:
     done = set(changed)
     no_vector = sorted(p for p, c in chunks.items() if p in parents and c.missing_vectors and p not in done)
     _repair(indexer, report, "chunks without a vector (parents)", no_vector)
-    done |= set(no_vector)
-    queued = [pid for pid, _, _ in indexer.outbox.pending(indexer.main.name) if pid not in done]
-    _repair(indexer, report, "outbox", queued)
     return report

@@ -130,7 +130,7 @@ class AgentRun:
             if call.name == "hybrid_search":
                 return self._shown(rrf(self.retrieval, _text(args, "query")))
             if call.name == "bm25_search":
-                found = bm25_documents(self.retrieval, _text(args, "query"), self.settings.max_files)
+                found = bm25_documents(self.retrieval, _text(args, "query"), self.retrieval.params.max_files)
                 return self._shown([_cut(x) for x in found])
             if call.name == "search_in_document":
                 passages = retrieve_document(self.retrieval, _text(args, "id"), _text(args, "query"), mode="rrf")

@@ -27,6 +27,7 @@ from ..prompts import PromptContext, snippet_text
 from ..retrieval import RetrievalContext, Snippet, retrieve_all, retrieve_document
 from ..retrieval.cache import SemanticCache
 from ..retrieval.neighbours import with_neighbours
+from ..retrieval.params import RetrievalParams
 from ..retrieval.rerank import Reranker
 from ..security import UserAccess
 from ..solr import SolrError
@@ -95,6 +96,10 @@ class Pipeline:
     guard: TopicGuard | None = None  # forbidden.enabled
     external_tools: ExternalTools | None = None  # agentic.mcp.servers
     reranker: Reranker | None = None  # rerank.enabled
+    retrieval_params: RetrievalParams = field(init=False)  # what retrieval reads of the settings, once
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "retrieval_params", RetrievalParams.of(self.settings))
 
     def prompt_context(self, request: RagRequest) -> PromptContext:
         s = self.settings
@@ -130,7 +135,9 @@ class Pipeline:
         if self.guard is not None:  # before anything runs: no rewriting, no search, no answer
             yield Event("phase", {"name": "rag:guard"})
             self.guard.check(request.question or request.query, access.username, usage)
-        retrieval = RetrievalContext(self.main, self.vectors, s, access, request.filters, self.cache)
+        retrieval = RetrievalContext(
+            self.main, self.vectors, self.retrieval_params, access, request.filters, self.cache
+        )
         if request.mode != "rag":
             yield from self._other_mode(request, ctx, retrieval, usage, stream, started)
             return
@@ -360,7 +367,8 @@ class Pipeline:
         s = self.settings
         if not s.enable_summarization:
             raise DatafariError("summarizationErrorNotEnabled")
-        retrieval = RetrievalContext(self.main, self.vectors, s, access)  # no query below: the whole document
+        # no query below: the whole document
+        retrieval = RetrievalContext(self.main, self.vectors, self.retrieval_params, access)
         try:
             found = retrieve_document(retrieval, doc_id, None)
             if found is None:

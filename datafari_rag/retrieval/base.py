@@ -7,11 +7,13 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .. import chunk_fields
 from ..config import Settings
 from ..filters import NO_FILTER, SourceFilter
 from ..security import UserAccess
 from ..solr import SolrClient
 from ..solr.collection import Collection
+from .params import RetrievalParams
 
 # Characters with a meaning in Solr's query syntax; a BM25 search uses the words only.
 _SOLR_SYNTAX = re.compile(r'[+\-&|!(){}\[\]^"~*?:\\/]')
@@ -38,11 +40,11 @@ class ResultCache(Protocol):
 
 @dataclass(frozen=True)
 class RetrievalContext:
-    """Where to search (FileShare and VectorMain), with which settings, as whom."""
+    """Where to search (FileShare and VectorMain), how (:class:`RetrievalParams`), as whom."""
 
     main: Collection
     vectors: Collection
-    settings: Settings
+    params: RetrievalParams
     access: UserAccess
     restrict: SourceFilter = NO_FILTER  # Datafari 7.0's ``filters``: sources only among these
     cache: ResultCache | None = None  # cache.enabled: results of close queries in the same scope
@@ -50,7 +52,7 @@ class RetrievalContext:
 
     def __post_init__(self) -> None:
         # retrieval.filters (a workflow's filters) narrow every search of these settings
-        base = self.settings.base_filter
+        base = self.params.base_filter
         if base.values or base.ranges:
             object.__setattr__(self, "restrict", self.restrict.narrowed(base))
 
@@ -59,10 +61,9 @@ class RetrievalContext:
 
     @classmethod
     def of(cls, solr: SolrClient, settings: Settings, access: UserAccess) -> RetrievalContext:
-        """The collections the settings name, on ``solr``."""
-        return cls(
-            Collection(solr, settings.collection_main), Collection(solr, settings.collection_vector), settings, access
-        )
+        """The collections the settings name, on ``solr``, searched as they say."""
+        main, vectors = Collection(solr, settings.collection_main), Collection(solr, settings.collection_vector)
+        return cls(main, vectors, RetrievalParams.of(settings), access)
 
 
 def words_only(query: str) -> str:
@@ -79,12 +80,12 @@ def first(value: Any) -> str:
 
 def to_snippet(doc: dict[str, Any], content_field: str) -> Snippet:
     return Snippet(
-        id=first(doc.get("parent_doc")) or first(doc.get("id")),
+        id=first(doc.get(chunk_fields.PARENT)) or first(doc.get("id")),
         title=first(doc.get("title")),
-        url=first(doc.get("url")) or first(doc.get("parent_doc")) or first(doc.get("id")),
+        url=first(doc.get("url")) or first(doc.get(chunk_fields.PARENT)) or first(doc.get("id")),
         content=first(doc.get(content_field)),
         score=float(doc.get("score") or 0.0),
-        chunk=_int_or_none(doc.get("chunk_index")),
+        chunk=_int_or_none(doc.get(chunk_fields.INDEX)),
     )
 
 

@@ -33,10 +33,10 @@ def bm25_documents(ctx: RetrievalContext, query: str, rows: int, field: str = "e
     words = words_only(query)
     if not words:
         return []
-    params: list[tuple[str, Any]] = [("q", words), ("q.op", ctx.settings.rag_operator), ("rows", rows)]
+    params: list[tuple[str, Any]] = [("q", words), ("q.op", ctx.params.operator), ("rows", rows)]
     params += [("defType", "edismax"), *ctx.restrict.main_params()]
     if field == "highlighting":
-        params += [("fl", FIELDS), *highlighting(ctx.settings.rag_hl_fragsize).items()]
+        params += [("fl", FIELDS), *highlighting(ctx.params.hl_fragsize).items()]
     else:
         params.append(("fl", f"{FIELDS},{field}"))
     found = ctx.main.search("select", params, ctx.access)
@@ -54,4 +54,4 @@ def bm25_documents(ctx: RetrievalContext, query: str, rows: int, field: str = "e
 
 def bm25(ctx: RetrievalContext, query: str) -> list[Snippet]:
     """The ``chunking.maxFiles`` best documents (their ``rag.solrField`` text, chunked later)."""
-    return bm25_documents(ctx, query, ctx.settings.max_files, ctx.settings.rag_solr_field)
+    return bm25_documents(ctx, query, ctx.params.max_files, ctx.params.text_field)

@@ -26,28 +26,6 @@ from ..security import UserAccess
 from .base import RetrievalContext, Snippet
 
 log = logging.getLogger(__name__)
-RETRIEVAL_SETTINGS = (
-    "collection_main",
-    "collection_vector",
-    "retrieval",
-    "max_files",
-    "solr_top_k",
-    "rrf_top_k",
-    "rrf_rank_constant",
-    "hybrid_fusion",
-    "rrf_weight_bm25",
-    "rrf_weight_vector",
-    "rrf_weight_bm25_fr",
-    "rrf_weight_vector_fr",
-    "query_hyde",
-    "rag_operator",
-    "rag_solr_field",
-    "rag_hl_fragsize",
-    "embeddings_model",
-    "embeddings_model_name",
-    "embeddings_query_model_name",
-    "vector_field",
-)
 
 
 def access_key(access: UserAccess) -> str:
@@ -58,9 +36,11 @@ def access_key(access: UserAccess) -> str:
 
 def scope(ctx: RetrievalContext) -> Hashable:
     """Which results may be shared: same access, same retrieval settings, same source filters."""
-    settings = tuple(getattr(ctx.settings, name) for name in RETRIEVAL_SETTINGS)
     restrict = tuple(sorted(ctx.restrict.values.items())), tuple(sorted(ctx.restrict.ranges.items()))
-    return access_key(ctx.access), settings, restrict
+    # what decides the results: the collections, the retrieval parameters, whether kNN embeds
+    # other texts (HyDE), the user, the source filters
+    where = ctx.main.name, ctx.vectors.name, bool(ctx.dense)
+    return access_key(ctx.access), where, ctx.params, restrict
 
 
 @dataclass

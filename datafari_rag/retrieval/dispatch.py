@@ -7,13 +7,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 
+from .. import chunk_fields
 from ..llm import Usage
 from ..registry import returns_documents
 from .base import RetrievalContext, Snippet, to_snippet
 from .bm25 import bm25
 from .cache import scope
 from .hybrid import reciprocal_rank_fusion, rrf
-from .rerank import Reranker, deeper, kept_count
+from .rerank import Reranker
 from .vector import vector, vector_chunks
 
 # each retrieval mode of the registry (registry.RETRIEVAL_MODES), by its name
@@ -25,7 +26,7 @@ RETRIEVERS: dict[str, Callable[[RetrievalContext, str], list[Snippet]]] = {
 
 
 def retrieve(ctx: RetrievalContext, query: str) -> list[Snippet]:
-    return RETRIEVERS[ctx.settings.retrieval](ctx, query)
+    return RETRIEVERS[ctx.params.mode](ctx, query)
 
 
 @dataclass(frozen=True)
@@ -49,9 +50,9 @@ def retrieve_all(
     ``reranker``, retrieval goes ``rerank.topN`` deep and the passages are reranked against
     ``question`` (default: the first query) before that cut. With ``min_votes`` > 1 (multi-query's
     score filter), a passage must be in that many of the lists, unless none is."""
-    keep = kept_count(ctx.settings)
-    if reranker is not None:
-        ctx = replace(ctx, settings=deeper(ctx.settings, reranker))
+    keep = ctx.params.kept
+    if reranker is not None:  # reranking chooses among at least rerank.topN
+        ctx = replace(ctx, params=ctx.params.at_least(reranker.top_n))
     hits: int | None = None if ctx.cache is None else 0
     rankings: list[list[Snippet]] = []
     for query in queries:
@@ -66,11 +67,11 @@ def retrieve_all(
     else:
         by_key = {(x.id, x.content): x for ranking in rankings for x in ranking}
         keys = [[(x.id, x.content) for x in r] for r in rankings]
-        fused = reciprocal_rank_fusion(keys, ctx.settings.rrf_rank_constant)
+        fused = reciprocal_rank_fusion(keys, ctx.params.rank_constant)
         if min_votes > 1:
             votes = Counter(key for ranking in keys for key in set(ranking))
             fused = [item for item in fused if votes[item[0]] >= min_votes] or fused
-        snippets = [replace(by_key[key], score=score) for key, score in fused[: kept_count(ctx.settings)]]
+        snippets = [replace(by_key[key], score=score) for key, score in fused[: ctx.params.kept]]
     if reranker is None:
         return Found(snippets[:keep], hits)
     reranked = reranker.rerank(question or queries[0], snippets, usage)
@@ -100,7 +101,7 @@ def retrieve_document(
         return None
     whole = to_snippet(docs[0], "exactContent")
     whole_doc = [whole] if whole.content.strip() else []
-    if not query or returns_documents(mode or ctx.settings.retrieval):
+    if not query or returns_documents(mode or ctx.params.mode):
         return whole_doc
-    restrict = [("fq", "{!term f=parent_doc v=$docid}"), ("docid", doc_id)]
-    return vector_chunks(ctx, query, ctx.settings.solr_top_k, restrict) or whole_doc
+    restrict = [("fq", f"{{!term f={chunk_fields.PARENT} v=$docid}}"), ("docid", doc_id)]
+    return vector_chunks(ctx, query, ctx.params.top_k, restrict) or whole_doc

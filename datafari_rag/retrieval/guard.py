@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from .. import chunk_fields
 from ..security import UserAccess
 from ..security.acl import SEPARATOR  # never in an id either (refused at indexing): such an id is not found
 from ..solr.collection import Collection
@@ -36,7 +37,7 @@ def readable_parents(main: Collection, access: UserAccess, parent_ids: Iterable[
 
 
 def parent_of(chunk: dict[str, Any]) -> str:
-    parent = chunk.get("parent_doc")
+    parent = chunk.get(chunk_fields.PARENT)
     return str(parent[0] if isinstance(parent, list) and parent else parent or "")
 
 

@@ -7,10 +7,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from ..config import Settings
+from .. import chunk_fields
 from ..text.language import detect
 from .base import RetrievalContext, Snippet, to_snippet, words_only
 from .guard import parent_of, readable_parents
+from .params import RetrievalParams
 from .vector import FIELDS
 
 # kNN arms run here while the request's thread runs BM25; threads start at first use (after a fork)
@@ -44,44 +45,39 @@ def normalized_fusion(scored: list[list[tuple[K, float]]], weights: list[float])
     return sorted(scores.items(), key=lambda item: -item[1])
 
 
-def weights_for(settings: Settings, query: str) -> tuple[float, float]:
+def weights_for(params: RetrievalParams, query: str) -> tuple[float, float]:
     """(BM25 weight, kNN weight): French questions have their own (``rrf.weight.*.fr``)."""
-    default = settings.rrf_weight_bm25, settings.rrf_weight_vector
-    french = settings.rrf_weight_bm25_fr, settings.rrf_weight_vector_fr
-    if french != default and detect(query) == "fr":  # no detection when it changes nothing
-        return french
-    return default
+    if params.weights_fr != params.weights and detect(query) == "fr":  # no detection when it changes nothing
+        return params.weights_fr
+    return params.weights
 
 
 def rrf(ctx: RetrievalContext, query: str) -> list[Snippet]:
     """BM25 and kNN over VectorMain's chunks, ``rrf.topK`` deep each, run at once and fused
     (``hybrid.fusion``: weighted reciprocal rank, or weighted normalised scores); the chunks of both
     lists go through the parent check together, in one request, before the fusion."""
-    s = ctx.settings
-    depth = s.rrf_top_k
+    p = ctx.params
+    depth = p.hybrid_depth
     dense_job = _POOL.submit(_dense, ctx, query, depth)
     sparse = _sparse(ctx, query, depth)
     dense = dense_job.result()
     allowed = readable_parents(ctx.main, ctx.access, map(parent_of, sparse + dense))
-    rankings = [
-        [to_snippet(d, "embedded_content") for d in docs if parent_of(d) in allowed] for docs in (sparse, dense)
-    ]
+    rankings = [[to_snippet(d, chunk_fields.TEXT) for d in docs if parent_of(d) in allowed] for docs in (sparse, dense)]
     by_key = {(x.id, x.content): x for ranking in rankings for x in ranking}
-    weights = list(weights_for(s, query))
-    if s.hybrid_fusion == "normalized":
+    weights = list(weights_for(p, query))
+    if p.fusion == "normalized":
         fused = normalized_fusion([[((x.id, x.content), x.score) for x in r] for r in rankings], weights)
     else:
         keys = [[(x.id, x.content) for x in ranking] for ranking in rankings]
-        fused = reciprocal_rank_fusion(keys, s.rrf_rank_constant, weights)
-    return [replace(by_key[key], score=score) for key, score in fused[: s.solr_top_k]]
+        fused = reciprocal_rank_fusion(keys, p.rank_constant, weights)
+    return [replace(by_key[key], score=score) for key, score in fused[: p.top_k]]
 
 
 def _dense(ctx: RetrievalContext, query: str, depth: int) -> list[dict[str, Any]]:
     if not query.strip():
         return []
-    s = ctx.settings
     knn: list[tuple[str, Any]] = [("queryrag", ctx.knn_text(query))]
-    knn += [("model", s.query_model), ("vectorField", s.vector_field)]
+    knn += [("model", ctx.params.query_model), ("vectorField", ctx.params.vector_field)]
     knn += [("fl", FIELDS), ("topK", depth), ("rows", depth), *ctx.restrict.vector_params()]
     docs: list[dict[str, Any]] = ctx.vectors.search("vector", knn, ctx.access)["response"]["docs"]
     return docs
@@ -91,8 +87,7 @@ def _sparse(ctx: RetrievalContext, query: str, depth: int) -> list[dict[str, Any
     words = words_only(query)
     if not words:
         return []
-    s = ctx.settings
-    params = {"q": words, "q.op": s.rag_operator, "rows": depth, "fl": FIELDS, "defType": "edismax"}
+    params = {"q": words, "q.op": ctx.params.operator, "rows": depth, "fl": FIELDS, "defType": "edismax"}
     found = ctx.vectors.search("select", [*params.items(), *ctx.restrict.vector_params()], ctx.access)
     docs: list[dict[str, Any]] = found["response"]["docs"]
     return docs

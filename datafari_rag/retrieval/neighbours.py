@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from .. import chunk_fields
 from .base import RetrievalContext, Snippet, first
 
 MAX_PARENTS = 50  # one request: the clauses of at most this many parents
@@ -61,15 +62,15 @@ def _fetch(ctx: RetrievalContext, windows: dict[str, list[tuple[int, int]]]) -> 
     rows = 0
     for n, (parent, spans) in enumerate(windows.items()):
         params.append((f"nb{n}", parent))
-        ranges = " OR ".join(f"chunk_index:[{low} TO {high}]" for low, high in spans)
-        clauses.append(f"(+{{!term f=parent_doc v=$nb{n}}} +({ranges}))")
+        ranges = " OR ".join(f"{chunk_fields.INDEX}:[{low} TO {high}]" for low, high in spans)
+        clauses.append(f"(+{{!term f={chunk_fields.PARENT} v=$nb{n}}} +({ranges}))")
         rows += sum(high - low + 1 for low, high in spans)
     query = [("q", " OR ".join(clauses)), ("defType", "lucene"), ("rows", rows)]
-    query.append(("fl", "parent_doc,chunk_index,embedded_content"))
+    query.append(("fl", f"{chunk_fields.PARENT},{chunk_fields.INDEX},{chunk_fields.TEXT}"))
     docs = ctx.vectors.search("select", [*query, *params, *ctx.restrict.vector_params()], ctx.access)
     texts: dict[str, dict[int, str]] = {}
     for doc in docs["response"]["docs"]:
-        index = doc.get("chunk_index")
+        index = doc.get(chunk_fields.INDEX)
         if isinstance(index, int):
-            texts.setdefault(first(doc.get("parent_doc")), {})[index] = first(doc.get("embedded_content"))
+            texts.setdefault(first(doc.get(chunk_fields.PARENT)), {})[index] = first(doc.get(chunk_fields.TEXT))
     return texts

@@ -17,7 +17,6 @@ from dataclasses import dataclass, replace
 
 from ..config import ConfigError, Settings
 from ..llm import LlmService, Usage
-from ..registry import returns_documents
 from .base import Snippet
 from .rerankers import RerankError, Scorer
 
@@ -101,18 +100,3 @@ SCORERS: dict[str, Callable[[Settings, LlmService | None], Scorer]] = {"api": _a
 
 def _scorer(settings: Settings, llm: LlmService | None) -> Scorer:
     return SCORERS[settings.rerank_backend](settings, llm)
-
-
-def deeper(settings: Settings, reranker: Reranker | None) -> Settings:
-    """Settings that retrieve at least ``top_n`` passages, so that reranking has something to choose
-    from; what is kept afterwards is cut back to the usual count."""
-    if reranker is None:
-        return settings
-    n = reranker.top_n
-    return settings.replace(solr_top_k=max(settings.solr_top_k, n), max_files=max(settings.max_files, n))
-
-
-def kept_count(settings: Settings) -> int:
-    """How many passages a query keeps: ``chunking.maxFiles`` documents for a mode that returns
-    documents (bm25), ``solr.topK`` chunks else."""
-    return settings.max_files if returns_documents(settings.retrieval) else settings.solr_top_k

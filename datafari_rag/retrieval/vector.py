@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import chunk_fields
 from ..security import UserAccess
 from ..solr.collection import Collection
 from .base import RetrievalContext, Snippet, to_snippet
 from .guard import readable_chunks
 
-FIELDS = "id,title,url,parent_doc,chunk_index,embedded_content,score"
+FIELDS = f"id,title,url,{chunk_fields.PARENT},{chunk_fields.INDEX},{chunk_fields.TEXT},score"
 MAX_DEPTH = 1000  # the most chunks asked of Solr while looking for top K readable ones
 
 
@@ -40,19 +41,18 @@ def vector_chunks(
 ) -> list[Snippet]:
     if not query.strip():
         return []
-    s = ctx.settings
     params: list[tuple[str, Any]] = [
         ("queryrag", ctx.knn_text(query)),
-        ("model", s.query_model),
-        ("vectorField", s.vector_field),
+        ("model", ctx.params.query_model),
+        ("vectorField", ctx.params.vector_field),
         ("fl", FIELDS),
         *(extra or []),
         *ctx.restrict.vector_params(),
     ]
     docs, _ = guarded_knn(ctx.vectors, ctx.main, ctx.access, params, top_k)
-    return [to_snippet(d, "embedded_content") for d in docs]
+    return [to_snippet(d, chunk_fields.TEXT) for d in docs]
 
 
 def vector(ctx: RetrievalContext, query: str) -> list[Snippet]:
     """The ``solr.topK`` nearest chunks."""
-    return vector_chunks(ctx, query, ctx.settings.solr_top_k)
+    return vector_chunks(ctx, query, ctx.params.top_k)

@@ -6,7 +6,7 @@ chunk-and-embed processor counts tokens with), creates the collections that are 
 exist so that configset changes apply; makes both model stores hold exactly
 ``solr_config/models/default_model.json`` (pointing at the configured embedding endpoint),
 replacing a model whose definition changed; and sets FileShare's ``vector.*`` user properties
-(:mod:`.user_properties`): the processor is on when ``vector.embedding.mode`` is ``processor``.
+(:mod:`.user_properties`): the processor, the only chunk writer, is on when ``vector.enabled`` is.
 With ``secure``, first makes Solr authenticate and authorize (:mod:`.security_json`), then
 carries on as the service account; either way Solr must pass the start-up check
 (:func:`.security_json.check_door`: 9.10.1 or later, an ``all`` permission, and authentication
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .. import chunk_fields
 from ..agent.model import model_dir
 from ..config import Settings
 from ..paths import CONFIGSETS, var_dir
@@ -78,7 +79,7 @@ def bootstrap(
     tokenizer = {"tokenizer.json": model_dir() / "tokenizer.json"}
     # VectorMain first: FileShare's processor writes there as soon as it is enabled.
     for collection, configset, extra, route in (
-        (settings.collection_vector, "VectorMain", shared, "parent_doc"),
+        (settings.collection_vector, "VectorMain", shared, chunk_fields.PARENT),
         (settings.collection_main, "FileShare", {**shared, **tokenizer}, None),
     ):
         admin.upload_configset(solr, collection, CONFIGSETS / configset / "conf", extra)
@@ -103,7 +104,7 @@ def bootstrap(
         current = user_properties.get(solr, collection)
         wanted = user_properties.security_wanted(settings, current)
         if collection == settings.collection_main:
-            wanted |= user_properties.wanted(settings, current, settings.vector_embedding_mode == "processor")
+            wanted |= user_properties.wanted(settings, current)
         user_properties.set_properties(solr, collection, wanted)
         report.properties |= {f"{collection}:{k}": v for k, v in wanted.items()}
     return report

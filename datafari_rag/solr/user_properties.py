@@ -96,13 +96,12 @@ def check_overlap(values: dict[str, str]) -> None:
         raise ValueError(f"vector.maxoverlap ({overlap}) must be smaller than vector.chunksize ({size})")
 
 
-def wanted(settings: Settings, current: dict[str, str], processor: bool) -> dict[str, str]:
+def wanted(settings: Settings, current: dict[str, str]) -> dict[str, str]:
     """What bootstrap sets: the wiring always, the chunking settings only where Solr has none
-    yet (afterwards ``vector config`` owns them), and ``vector.enabled`` by the indexing mode:
-    the processor does the work only when the sidecar does not."""
+    yet (afterwards ``vector config`` owns them), and ``vector.enabled`` as the settings say."""
     values = {key: text(getattr(settings, attr)) for key, attr in WIRING.items()}
     for key, attr in CHUNKING.items():
         if key not in current:
             values[key] = text(getattr(settings, attr))
-    values["vector.enabled"] = text(processor and settings.vector_enabled)
+    values["vector.enabled"] = text(settings.vector_enabled)
     return {k: v for k, v in values.items() if current.get(k) != v}

@@ -18,7 +18,6 @@ from typing import Any
 
 from ..config import Settings
 from ..indexing.indexer import Indexer
-from ..indexing.outbox import Outbox
 from ..security.acl import UserAccess, acl_params
 from ..solr import SolrClient
 from ..solr.bootstrap import bootstrap
@@ -97,8 +96,8 @@ def build(
         }
         corpus.docs[doc["id"]] = doc
         corpus.by_marker[marker] = doc["id"]
-    results = Indexer.of(solr, settings, Outbox(folder / "o.sqlite")).add(list(corpus.docs.values()), commit=True)
-    assert all(r.status == "ok" and not r.pending for r in results), results
+    results = Indexer.of(solr, settings).add(list(corpus.docs.values()), commit=True)
+    assert all(r.status == "ok" for r in results), results
     for j in range(users):
         corpus.users[f"user{j}"] = frozenset(rng.sample(POOL, rng.randint(0, 4)))
     users_json = {u: sorted(t) for u, t in corpus.users.items()}

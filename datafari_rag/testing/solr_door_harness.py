@@ -32,7 +32,6 @@ import urllib3
 
 from ..config import Settings
 from ..indexing.indexer import Indexer
-from ..indexing.outbox import Outbox
 from ..solr import SolrClient
 from ..solr.bootstrap import ensure_collections
 from .acl_harness import EVERY_TOKEN, WORDS, Corpus, reference_allows
@@ -197,7 +196,7 @@ def add_workflow_pair(solr: SolrClient, settings: Settings, corpus: Corpus, fold
         mapping_file=str(folder / "mapping.json"),
     )
     ensure_collections(solr, workflow)
-    Indexer.of(solr, workflow, Outbox(folder / "workflow.sqlite")).add(list(corpus.docs.values()), commit=True)
+    Indexer.of(solr, workflow).add(list(corpus.docs.values()), commit=True)
     return workflow.collection_main, workflow.collection_vector
 
 

@@ -14,7 +14,6 @@ from playwright.sync_api import Locator, Page, expect, sync_playwright
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.indexing.indexer import Indexer
-from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.paths import var_dir
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import bootstrap
@@ -49,7 +48,7 @@ def origin(
     folder = tmp_path_factory.mktemp("e2e")
     mine = mapped_users(settings, folder, "e2e", {"hana": ["team-hr"]})
     bootstrap(solr, mine)
-    indexer = Indexer.of(solr, mine, Outbox(folder / "o.sqlite"))
+    indexer = Indexer.of(solr, mine)
     indexer.delete_query("*:*", commit=True)
     assert all(r.status == "ok" for r in indexer.add(DOCS, commit=True))
     with (

@@ -46,13 +46,12 @@ def board_world(
     """Collections of a test's own holding the sample corpus (unless ``sample`` is false) and one
     ``restricted`` document only the board may read; users bea (board) and otto (no token)."""
     from datafari_rag.indexing.indexer import Indexer
-    from datafari_rag.indexing.outbox import Outbox
     from datafari_rag.indexing.sample import index_sample
     from datafari_rag.solr.bootstrap import bootstrap
 
     mine = mapped_users(settings, folder, prefix, {"bea": ["board"], "otto": []})
     bootstrap(solr, mine)
-    indexer = Indexer.of(solr, mine, Outbox(folder / "o.sqlite"))
+    indexer = Indexer.of(solr, mine)
     if sample:
         index_sample(indexer)
     doc = {"url": restricted["id"], **restricted, "allow_token_document": ["board"]}

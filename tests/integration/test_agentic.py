@@ -14,7 +14,6 @@ from flask.testing import FlaskClient
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.indexing.indexer import Indexer
-from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import bootstrap
 from datafari_rag.testing.fake_llm import FakeLlm
@@ -36,7 +35,7 @@ def agentic_settings(solr: SolrClient, settings: Settings, tmp_path_factory: pyt
     mine = mapped_users(settings, folder, "agentic", {"bea": ["board"], "otto": []})
     bootstrap(solr, mine)
     docs = [{"id": i, "title": t, "url": f"file://ag/{i}.txt", "exactContent": text, **acl} for i, t, text, acl in DOCS]
-    assert all(r.status == "ok" for r in Indexer.of(solr, mine, Outbox(folder / "o.sqlite")).add(docs, commit=True))
+    assert all(r.status == "ok" for r in Indexer.of(solr, mine).add(docs, commit=True))
     return mine
 
 

@@ -11,7 +11,6 @@ import pytest
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.indexing.indexer import Indexer
-from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.registry import RETRIEVAL_MODES
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import bootstrap
@@ -37,7 +36,7 @@ def ai_settings(solr: SolrClient, settings: Settings, tmp_path_factory: pytest.T
         for i, ext, text in DOCS
     ]
     docs[3]["allow_token_document"] = ["team-hr"]
-    assert all(r.status == "ok" for r in Indexer.of(solr, mine, Outbox(folder / "o.sqlite")).add(docs, commit=True))
+    assert all(r.status == "ok" for r in Indexer.of(solr, mine).add(docs, commit=True))
     return mine
 
 

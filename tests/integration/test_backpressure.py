@@ -17,7 +17,6 @@ from datafari_rag.agent.model import MODEL_NAME, SentenceEmbedder
 from datafari_rag.config import Settings
 from datafari_rag.indexing.corpus import index_documents
 from datafari_rag.indexing.indexer import Indexer
-from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import bootstrap
 from datafari_rag.testing.servers import serve
@@ -54,14 +53,13 @@ def test_300_documents_through_a_slow_embedding_service_are_all_whole_and_nothin
         mine = settings.replace(
             collection_main="slow_FileShare",
             collection_vector="slow_VectorMain",
-            vector_embedding_mode="processor",
             embeddings_endpoint=f"{agent}/v1",
             embeddings_model_name=MODEL_NAME,
             embeddings_timeout=TIMEOUT,
             index_retry_attempts=6,
         )
         bootstrap(solr, mine)
-        indexer = Indexer.of(solr, mine, Outbox(tmp_path / "o.sqlite"))
+        indexer = Indexer.of(solr, mine)
         docs = [
             {
                 "id": f"slow-{i}",

@@ -9,7 +9,6 @@ import requests
 
 from datafari_rag.config import Settings
 from datafari_rag.indexing.indexer import Indexer
-from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.indexing.sample import index_sample
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import BootstrapReport
@@ -21,7 +20,7 @@ API = "/Datafari/rest/v2.0"
 def test_searches_never_wait_behind_a_hung_llm(
     solr: SolrClient, settings: Settings, bootstrapped: BootstrapReport
 ) -> None:
-    index_sample(Indexer.of(solr, settings, Outbox()))
+    index_sample(Indexer.of(solr, settings))
     with stub_llm_process(free_port(), delay=6.0) as llm:
         mine = settings.replace(
             llm_endpoint=llm, server_workers=1, server_threads=12, server_reserved_threads=4, llm_deadline=20

@@ -1,6 +1,6 @@
-"""The sidecar's chunkers on the real Solr: in processor mode the parent carries the chunks the
-sidecar cut and FileShare's update processor embeds them as they are (the field is never stored);
-in sidecar mode the sidecar writes them itself. The evaluator's rejects never reach VectorMain."""
+"""The sidecar's chunkers on the real Solr: the parent carries the chunks the sidecar cut and
+FileShare's update processor embeds them as they are (the field is never stored). The
+evaluator's rejects never reach VectorMain."""
 
 from __future__ import annotations
 
@@ -8,10 +8,9 @@ import json
 
 import pytest
 
+from datafari_rag.chunk_fields import GIVEN_CHUNKS
 from datafari_rag.config import Settings
-from datafari_rag.indexing.chunkers import GIVEN_CHUNKS
 from datafari_rag.indexing.indexer import Indexer
-from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.llm import OpenAiLlmService
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import bootstrap
@@ -35,20 +34,17 @@ def scripted(prompt: str) -> str:
     return ""
 
 
-@pytest.mark.parametrize("mode", ["processor", "sidecar"])
 def test_proposition_chunks_judged_by_the_evaluator_are_what_vectormain_holds(
     solr: SolrClient,
     settings: Settings,
     fake_llm: FakeLlm,
     fake_llm_server: tuple[FakeLlm, str],
     tmp_path_factory: pytest.TempPathFactory,
-    mode: str,
 ) -> None:
     fake_llm.answer = scripted
     mine = settings.replace(
-        collection_main=f"chk_{mode}_FileShare",
-        collection_vector=f"chk_{mode}_VectorMain",
-        vector_embedding_mode=mode,
+        collection_main="chk_FileShare",
+        collection_vector="chk_VectorMain",
         vector_chunker="proposition",
         vector_chunk_unit="characters",
         vector_chunk_size=70,  # one statement per chunk
@@ -57,7 +53,7 @@ def test_proposition_chunks_judged_by_the_evaluator_are_what_vectormain_holds(
     )
     bootstrap(solr, mine)
     llm = OpenAiLlmService(mine)
-    indexer = Indexer.of(solr, mine, Outbox(tmp_path_factory.mktemp("chk") / "o.sqlite"), llm)
+    indexer = Indexer.of(solr, mine, llm)
     [result] = indexer.add([{"id": "manual", "title": "Plant manual", "exactContent": TEXT}], commit=True)
     assert result.status == "ok", result
     solr.get(f"{mine.collection_vector}/update", {"commit": "true"})

@@ -12,7 +12,6 @@ from flask.testing import FlaskClient
 from datafari_rag.app import create_app
 from datafari_rag.config import ConfigError, Settings
 from datafari_rag.indexing.indexer import Indexer
-from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import bootstrap
 from datafari_rag.testing.fake_llm import FakeLlm
@@ -45,7 +44,7 @@ def ctx_settings(solr: SolrClient, settings: Settings, tmp_path_factory: pytest.
             "allow_token_document": ["board"],
         },
     ]
-    results = Indexer.of(solr, mine, Outbox(folder / "o.sqlite")).add(docs, commit=True)
+    results = Indexer.of(solr, mine).add(docs, commit=True)
     assert all(r.status == "ok" for r in results)
     chunks = solr.get(f"{mine.collection_vector}/select", params={"q": "parent_doc:manual", "rows": 0})
     assert chunks["response"]["numFound"] == len(TOPICS)  # one part per chunk

@@ -17,7 +17,6 @@ from flask.testing import FlaskClient
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.indexing.indexer import Indexer
-from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import bootstrap
 from datafari_rag.testing.fake_llm import FakeLlm
@@ -50,7 +49,7 @@ def index(solr: SolrClient, settings: Settings, folder: Path, acl: dict[str, lis
         | ({"allow_token_document": acl[i]} if i in acl else {})
         for i, t, text, _ in DOCS
     ]
-    results = Indexer.of(solr, settings, Outbox(folder / "o.sqlite")).add(docs, commit=True)
+    results = Indexer.of(solr, settings).add(docs, commit=True)
     assert all(r.status == "ok" for r in results), results
 
 

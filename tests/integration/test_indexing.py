@@ -1,11 +1,12 @@
-"""The chunk-and-embed indexer on the real Solr with the real embedding model."""
+"""The sidecar's writer on the real Solr with the real embedding model: what it validates and
+forwards, and what FileShare's processor makes of it in VectorMain."""
 
 from __future__ import annotations
 
 import io
 import json
-import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -14,17 +15,13 @@ import pytest
 from click.testing import CliRunner
 from flask.testing import FlaskClient
 
-from datafari_rag.agent.app import create_agent_app
-from datafari_rag.agent.model import SentenceEmbedder
 from datafari_rag.app import create_app
 from datafari_rag.cli import main as cli
 from datafari_rag.config import Settings
 from datafari_rag.indexing.indexer import Indexer
 from datafari_rag.indexing.maintenance import reconcile, sync
-from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.solr import SolrClient, user_properties
 from datafari_rag.solr.bootstrap import BootstrapReport, bootstrap
-from datafari_rag.testing.servers import free_port, serve
 from tests.integration.conftest import cli_environment
 
 ACL = {"allow_token_document": ["team-a"], "deny_token_share": ["contractors"], "allow_token_parent": ["p"]}
@@ -33,16 +30,16 @@ SENTENCES = [f"Sentence number {i} describes the cooling pump maintenance step {
 
 @pytest.fixture(scope="module")
 def settings(settings: Settings) -> Settings:
-    """Collections of this module only: what it indexes (a 5 MB document…) stays out of the others.
-    The sidecar's own writer is under test, so FileShare's processor is off (``solr`` mode)."""
-    return settings.replace(
-        collection_main="idx_FileShare", collection_vector="idx_VectorMain", vector_embedding_mode="solr"
-    )
+    """Collections of this module only, cut in chunks of 40 tokens (FileShare's processor's
+    ``vector.chunksize``): what the module indexes stays out of the others."""
+    return settings.replace(collection_main="idx_FileShare", collection_vector="idx_VectorMain", vector_chunk_size=40)
 
 
 @pytest.fixture(scope="module")
 def bootstrapped(solr: SolrClient, settings: Settings) -> BootstrapReport:
-    return bootstrap(solr, settings)
+    report = bootstrap(solr, settings)
+    user_properties.set_properties(solr, settings.collection_main, {"vector.chunksize": "40"})
+    return report
 
 
 def chunks_of(solr: SolrClient, settings: Settings, parent: str) -> list[dict[str, Any]]:
@@ -64,7 +61,7 @@ def parent_of(solr: SolrClient, settings: Settings, doc_id: str) -> list[dict[st
 
 @pytest.fixture
 def small_chunks(settings: Settings) -> Settings:
-    return settings.replace(vector_chunk_size=40)
+    return settings
 
 
 @pytest.fixture
@@ -98,9 +95,9 @@ def test_add_writes_parents_and_chunks_with_copied_fields(
         **ACL,
     }
     out = update([doc], commit="true")
-    assert out["http"] == 200 and out["results"][0]["status"] == "ok" and out["results"][0]["chunks"] >= 3
-    assert "pending" not in out["results"][0] and "error" not in out["results"][0]
+    assert out["http"] == 200 and out["results"][0] == {"id": "idx-1", "status": "ok"}  # chunks: Solr's count
     kids = chunks_of(solr, small_chunks, "idx-1")
+    assert len(kids) >= 3
     assert [k["id"] for k in kids] == [f"idx-1_{i}" for i in range(len(kids))]
     for i, kid in enumerate(kids):
         assert kid["chunk_index"] == i and kid["embedded_content"] == kid["exactContent"]
@@ -217,183 +214,104 @@ def test_malformed_update_is_refused(update: Callable[..., dict[str, Any]]) -> N
     assert out["http"] == 400 and out["status"] == "ERROR" and out["content"]["error"]["label"] == "updateBadRequest"
 
 
-def test_the_sidecar_writes_no_chunk_while_fileshares_processor_is_on(
-    solr: SolrClient, small_chunks: Settings, bootstrapped: BootstrapReport, update: Callable[..., dict[str, Any]]
-) -> None:
-    """Two writers of the same chunks would race: in solr mode with the processor switched on
-    (``vector config vector.enabled=true``), updates are refused whole and /health says why."""
-    health = create_app(small_chunks.replace(health_interval=0.2)).test_client()
-
-    def reported(state: str, status: str) -> dict[str, Any]:  # the checks run in the background
-        deadline = time.monotonic() + 15
-        while True:
-            body = health.get("/health").get_json()
-            if body.get("indexing", {}).get("status") == state and body["status"] == status:
-                return body
-            assert time.monotonic() < deadline, body
-            time.sleep(0.1)
-
-    assert reported("UP", "UP")["indexing"] == {"status": "UP", "mode": "solr", "fileShareProcessor": "off"}
-    user_properties.set_properties(solr, small_chunks.collection_main, {"vector.enabled": "true"})
+@contextmanager
+def processor_off(solr: SolrClient, settings: Settings) -> Iterator[None]:
+    """FileShare's processor switched off by an administrator (``vector config vector.enabled=false``)."""
+    user_properties.set_properties(solr, settings.collection_main, {"vector.enabled": "false"})
     try:
-        out = update([{"id": "idx-two-writers", "exactContent": " ".join(SENTENCES[:5])}], commit="true")
-        assert out["http"] == 503 and out["content"]["error"]["label"] == "updateMisconfigured", out
-        assert "vector.enabled=true" in out["content"]["error"]["reason"]
-        assert not parent_of(solr, small_chunks, "idx-two-writers")  # nothing written
-        body = reported("MISCONFIGURED", "DOWN")  # DOWN after health.failures checks in a row
-        assert body["indexing"]["fileShareProcessor"] == "on"
+        yield
     finally:
-        user_properties.set_properties(solr, small_chunks.collection_main, {"vector.enabled": "false"})
-    # the indexer reads the switch again (at most every PROCESSOR_CHECK_TTL seconds)
-    assert update([{"id": "idx-two-writers", "exactContent": " ".join(SENTENCES[:5])}], commit="true")["added"] == 1
-    assert chunks_of(solr, small_chunks, "idx-two-writers")
+        user_properties.set_properties(solr, settings.collection_main, {"vector.enabled": "true"})
 
 
-def test_sync_chunks_documents_written_straight_to_fileshare(
-    solr: SolrClient,
-    small_chunks: Settings,
-    bootstrapped: BootstrapReport,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+def test_documents_written_straight_to_fileshare_get_their_chunks_and_sync_completes_the_rest(
+    solr: SolrClient, small_chunks: Settings, bootstrapped: BootstrapReport
 ) -> None:
-    monkeypatch.setenv("DATAFARI_RAG_VAR", str(tmp_path))
-    indexer = Indexer.of(solr, small_chunks, Outbox(tmp_path / "o.sqlite"))
+    """Any writer's document is chunked in the same request; one written while the processor was
+    off gets its chunks from ``sync``; a delete straight to FileShare takes the chunks along."""
+    indexer = Indexer.of(solr, small_chunks)
     sync(indexer)
-    solr.post(
-        f"{small_chunks.collection_main}/update",
-        params={"commit": "true"},
-        json=[{"id": "idx-direct", "title": "Direct", "exactContent": " ".join(SENTENCES[:5]), **ACL}],
-    )
-    report = sync(indexer)
-    assert report.found["new or changed parents"] >= 1
+    straight = f"{small_chunks.collection_main}/update"
+    solr.post(straight, params={"commit": "true"}, json=[{"id": "idx-direct", "exactContent": SENTENCES[8], **ACL}])
     kids = chunks_of(solr, small_chunks, "idx-direct")
     assert kids and kids[0]["allow_token_document"] == ACL["allow_token_document"]
-    solr.post(
-        f"{small_chunks.collection_main}/update", json={"delete": {"id": "idx-direct"}}, params={"commit": "true"}
-    )
+    with processor_off(solr, small_chunks):
+        solr.post(straight, params={"commit": "true"}, json=[{"id": "idx-off", "exactContent": SENTENCES[9]}])
+    assert not chunks_of(solr, small_chunks, "idx-off")
     report = sync(indexer)
-    assert report.found["vanished parents"] >= 1 and not chunks_of(solr, small_chunks, "idx-direct")
-
-
-@pytest.fixture
-def stoppable(solr: SolrClient, settings: Settings, embedder: SentenceEmbedder) -> Iterator[tuple[Settings, Any]]:
-    """Collections whose embedding model points at an agent the test can stop and restart."""
-    port = free_port()
-    mine = settings.replace(
-        collection_main="stop_FileShare",
-        collection_vector="stop_VectorMain",
-        embeddings_endpoint=f"http://127.0.0.1:{port}/v1",
-        vector_chunk_size=40,
-    )
-    app = create_agent_app(embedder, "extractive")
-    with serve(app, port):
-        bootstrap(solr, mine)
-    yield mine, lambda: serve(app, port)
-
-
-def test_agent_stopped_mid_run_then_reconcile_repairs(
-    solr: SolrClient, stoppable: tuple[Settings, Any], tmp_path: Path
-) -> None:
-    settings, agent = stoppable
-    outbox = Outbox(tmp_path / "outbox.sqlite")
-    solr_mode = Indexer.of(solr, settings, outbox)
-    sidecar_mode = Indexer.of(solr, settings.replace(vector_embedding_mode="sidecar"), outbox)
-    with agent():
-        assert solr_mode.add([{"id": "up", "exactContent": SENTENCES[0]}], commit=True)[0].pending is False
-    down_solr = solr_mode.add([{"id": "down-solr", "exactContent": SENTENCES[1]}], commit=True)[0]
-    down_side = sidecar_mode.add([{"id": "down-sidecar", "exactContent": SENTENCES[2]}], commit=True)[0]
-    assert down_solr.status == down_side.status == "ok" and down_solr.pending and down_side.pending
-    assert sorted(p for p, _, _ in outbox.pending(settings.collection_main)) == ["down-sidecar", "down-solr"]
-    assert parent_of(solr, settings, "down-solr") and parent_of(solr, settings, "down-sidecar")  # nothing lost
-    assert chunks_of(solr, settings, "down-solr")[0]["has_vector"] is False
-    with agent():
-        report = reconcile(solr_mode)
-        assert report.found["chunks without a vector (parents)"] >= 1
-        assert report.found["parents without chunks"] >= 1
-        assert outbox.pending(settings.collection_main) == []
-        for pid, sentence in (("down-solr", 1), ("down-sidecar", 2)):
-            assert all(k["has_vector"] for k in chunks_of(solr, settings, pid))
-            hits = solr.get(
-                f"{settings.collection_vector}/vector", {"queryrag": SENTENCES[sentence], "topK": 1, "fl": "parent_doc"}
-            )["response"]["docs"]
-            assert hits[0]["parent_doc"] == pid
+    assert report.found["new or changed parents"] == 1 and report.fixed["new or changed parents"] == 1
+    assert chunks_of(solr, small_chunks, "idx-off")[0]["embedded_content"] == SENTENCES[9]
+    solr.post(straight, json={"delete": ["idx-direct", "idx-off"]}, params={"commit": "true"})
+    assert not chunks_of(solr, small_chunks, "idx-direct") and not chunks_of(solr, small_chunks, "idx-off")
+    assert sync(indexer).found == {"new or changed parents": 0, "vanished parents": 0}
 
 
 def test_reconcile_finds_orphans_and_stale_chunks(
-    solr: SolrClient, small_chunks: Settings, bootstrapped: BootstrapReport, tmp_path: Path
+    solr: SolrClient, small_chunks: Settings, bootstrapped: BootstrapReport
 ) -> None:
-    indexer = Indexer.of(solr, small_chunks, Outbox(tmp_path / "o.sqlite"))
+    indexer = Indexer.of(solr, small_chunks)
     indexer.add(
         [{"id": "idx-orphan", "exactContent": SENTENCES[3]}, {"id": "idx-stale", "exactContent": SENTENCES[4]}],
         commit=True,
     )
-    solr.post(
-        f"{small_chunks.collection_main}/update", json={"delete": {"id": "idx-orphan"}}, params={"commit": "true"}
-    )
-    solr.post(
-        f"{small_chunks.collection_main}/update",
-        params={"commit": "true"},
-        json=[{"id": "idx-stale", "exactContent": SENTENCES[5]}],
-    )  # re-indexed behind our back
+    with processor_off(solr, small_chunks):  # changed behind the processor's back
+        straight = f"{small_chunks.collection_main}/update"
+        solr.post(straight, json={"delete": {"id": "idx-orphan"}}, params={"commit": "true"})
+        solr.post(straight, params={"commit": "true"}, json=[{"id": "idx-stale", "exactContent": SENTENCES[5]}])
+    assert chunks_of(solr, small_chunks, "idx-orphan")
     report = reconcile(indexer)
     assert report.found["orphan chunks (parents)"] >= 1 and report.found["stale or incomplete chunks (parents)"] >= 1
     assert not chunks_of(solr, small_chunks, "idx-orphan")
     assert chunks_of(solr, small_chunks, "idx-stale")[0]["embedded_content"] == SENTENCES[5]
 
 
-def test_both_embedding_modes_give_the_same_vectors_and_knn_hits(
-    solr: SolrClient, small_chunks: Settings, bootstrapped: BootstrapReport, tmp_path: Path
+def test_each_chunk_carries_its_own_texts_vector(
+    solr: SolrClient, small_chunks: Settings, bootstrapped: BootstrapReport, chunk_embedder: Any
 ) -> None:
-    text = "The emergency generator must be tested every first Monday of the month."
-    outbox = Outbox(tmp_path / "o.sqlite")
-    Indexer.of(solr, small_chunks, outbox).add([{"id": "mode-solr", "exactContent": text}], commit=True)
-    Indexer.of(solr, small_chunks.replace(vector_embedding_mode="sidecar"), outbox).add(
-        [{"id": "mode-sidecar", "exactContent": text}], commit=True
-    )
-    a = np.array(chunks_of(solr, small_chunks, "mode-solr")[0]["vector_384"])
-    b = np.array(chunks_of(solr, small_chunks, "mode-sidecar")[0]["vector_384"])
-    assert float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)) > 0.9999
-    hits = solr.get(
-        f"{small_chunks.collection_vector}/vector",
-        {"queryrag": "when is the emergency generator tested", "topK": 2, "fl": "parent_doc"},
-    )
-    assert {d["parent_doc"] for d in hits["response"]["docs"]} == {"mode-solr", "mode-sidecar"}
-
-
-def test_chunks_keep_their_own_vectors_when_written_in_parallel(
-    solr: SolrClient, small_chunks: Settings, bootstrapped: BootstrapReport, chunk_embedder: Any, tmp_path: Path
-) -> None:
-    """Sidecar mode has several embedding batches in flight and writes each as it comes; solr mode
-    writes the chunks in parallel requests: each chunk must still carry its own text's vector."""
-    text = " ".join(SENTENCES[:24])
-    outbox = Outbox(tmp_path / "o.sqlite")
-    modes = {
-        "par-solr": small_chunks,
-        "par-sidecar": small_chunks.replace(vector_embedding_mode="sidecar", vector_embedding_batch=2),
-    }
-    for doc_id, mode in modes.items():
-        [result] = Indexer.of(solr, mode, outbox).add([{"id": doc_id, "exactContent": text}], commit=True)
-        assert result.status == "ok" and not result.pending and result.chunks >= 5
-    for doc_id in modes:
+    """The two requests the sidecar sends side by side, and the processor's batches of a request's
+    chunks, never mix vectors up: each chunk's is the model's for its text, and kNN finds it."""
+    texts = {f"par-{i}": " ".join(SENTENCES[i * 12 : i * 12 + 12]) for i in range(4)}
+    results = Indexer.of(solr, small_chunks).add([{"id": k, "exactContent": v} for k, v in texts.items()], commit=True)
+    assert all(r.status == "ok" for r in results)
+    for doc_id in texts:
         chunks = chunks_of(solr, small_chunks, doc_id)
-        assert [c["chunk_index"] for c in chunks] == list(range(len(chunks)))
+        assert len(chunks) >= 3 and [c["chunk_index"] for c in chunks] == list(range(len(chunks)))
         expected = chunk_embedder.embed([c["embedded_content"] for c in chunks])
         found = np.array([c["vector_384"] for c in chunks])
         cosines = np.sum(found * expected, axis=1) / np.linalg.norm(found, axis=1)
         assert cosines.min() > 0.9999, (doc_id, cosines)
+    hits = solr.get(
+        f"{small_chunks.collection_vector}/vector", {"queryrag": SENTENCES[30], "topK": 1, "fl": "parent_doc"}
+    )
+    assert hits["response"]["docs"][0]["parent_doc"] == "par-2"
 
 
-def test_a_5_mb_document_is_chunked_and_indexed(
-    solr: SolrClient, settings: Settings, bootstrapped: BootstrapReport, tmp_path: Path
-) -> None:
+@pytest.fixture(scope="module")
+def big(solr: SolrClient, settings: Settings) -> Settings:
+    """Collections cut in chunks of 50,000 characters (the processor's ``vector.*`` properties);
+    64 such chunks take the embedding service longer than its default 30 s on two busy cores."""
+    mine = settings.replace(
+        collection_main="big_FileShare",
+        collection_vector="big_VectorMain",
+        vector_chunk_unit="characters",
+        vector_chunk_size=50_000,
+        embeddings_timeout=300,
+    )
+    bootstrap(solr, mine)
+    user_properties.set_properties(
+        solr, mine.collection_main, {"vector.chunksize": "50000", "vector.chunksize.unit": "characters"}
+    )
+    return mine
+
+
+def test_a_5_mb_document_is_chunked_and_indexed(solr: SolrClient, big: Settings) -> None:
     paragraph = " ".join(SENTENCES) + "\n\n"
     text = (paragraph * (5_000_000 // len(paragraph) + 1))[:5_000_000]
-    big = settings.replace(vector_chunk_unit="characters", vector_chunk_size=50_000, vector_embedding_mode="sidecar")
-    [result] = Indexer.of(solr, big, Outbox(tmp_path / "o.sqlite")).add(
-        [{"id": "idx-5mb", "title": "Big", "exactContent": text}], commit=True
-    )
-    assert result.status == "ok" and not result.pending and result.chunks >= 100
-    assert len(chunks_of(solr, big, "idx-5mb")) == result.chunks
+    [result] = Indexer.of(solr, big).add([{"id": "idx-5mb", "title": "Big", "exactContent": text}], commit=True)
+    assert result.status == "ok"
+    chunks = chunks_of(solr, big, "idx-5mb")
+    assert len(chunks) >= 100 and all(c["has_vector"] for c in chunks)
+    assert sum(len(c["embedded_content"]) for c in chunks) >= 0.99 * len(text.strip())
 
 
 def test_index_command_reads_every_supported_file_type(
@@ -424,7 +342,6 @@ def test_index_command_reads_every_supported_file_type(
         SOLR_COLLECTION_MAIN=settings.collection_main,
         SOLR_COLLECTION_VECTOR=settings.collection_vector,
         SOLR_EMBEDDINGS_ENDPOINT=settings.agent_url,
-        VECTOR_EMBEDDING_MODE=settings.vector_embedding_mode,
     )
     result = CliRunner().invoke(cli, ["index", str(folder)])
     assert "indexed 6 documents" in result.output and "1 failed" in result.output, result.output

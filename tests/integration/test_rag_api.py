@@ -15,7 +15,6 @@ from flask.testing import FlaskClient
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.indexing.indexer import Indexer
-from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.indexing.sample import index_sample
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import BootstrapReport
@@ -30,7 +29,7 @@ PARAGRAPH = "Section {i}. The maintenance procedure number {i} requires checking
 
 @pytest.fixture(scope="module")
 def corpus(solr: SolrClient, settings: Settings, bootstrapped: BootstrapReport) -> None:
-    index_sample(Indexer.of(solr, settings, Outbox()))
+    index_sample(Indexer.of(solr, settings))
     big = "\n\n".join(PARAGRAPH.format(i=i) for i in range(12))
     docs = [
         {"id": BIG_ID, "title": "Maintenance manual", "url": BIG_ID, "exactContent": big},

@@ -10,7 +10,6 @@ from datafari_rag.agent.extractive import NOT_FOUND
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.indexing.indexer import Indexer
-from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.indexing.sample import index_sample
 from datafari_rag.registry import RETRIEVAL_MODES
 from datafari_rag.solr import SolrClient
@@ -21,7 +20,7 @@ API = "/Datafari/rest/v2.0"
 
 @pytest.fixture(scope="module")
 def local(settings: Settings, solr: SolrClient, bootstrapped: BootstrapReport, agent_url: str) -> Any:
-    index_sample(Indexer.of(solr, settings, Outbox()))
+    index_sample(Indexer.of(solr, settings))
     return lambda **o: create_app(settings.replace(llm_endpoint=agent_url, **o)).test_client()
 
 

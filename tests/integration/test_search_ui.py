@@ -13,7 +13,6 @@ from flask.testing import FlaskClient
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.indexing.indexer import Indexer
-from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import bootstrap
 from tests.integration.conftest import mapped_users
@@ -49,7 +48,7 @@ def ui(solr: SolrClient, settings: Settings, tmp_path_factory: pytest.TempPathFa
         }
         for doc_id, author, ext, acl in DOCS
     ]
-    results = Indexer.of(solr, mine, Outbox(folder / "o.sqlite")).add(docs, commit=True)
+    results = Indexer.of(solr, mine).add(docs, commit=True)
     assert all(r.status == "ok" for r in results), results
     return mine
 

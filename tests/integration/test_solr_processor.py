@@ -18,7 +18,6 @@ import pytest
 from datafari_rag.config import Settings
 from datafari_rag.indexing.indexer import Indexer
 from datafari_rag.indexing.maintenance import _changed, _chunks_by_parent, _parent_versions, reconcile
-from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.solr import SolrClient, SolrError, user_properties
 from datafari_rag.solr.bootstrap import bootstrap
 from datafari_rag.testing.servers import free_port, settings_env, wait_for_http
@@ -38,12 +37,11 @@ def inside(solr: SolrClient, settings: Settings, tmp_path_factory: pytest.TempPa
     mine = settings.replace(
         collection_main="proc_FileShare",
         collection_vector="proc_VectorMain",
-        vector_embedding_mode="processor",
         vector_chunk_size=60,
     )
     report = bootstrap(solr, mine)
     assert report.properties.get("proc_FileShare:vector.enabled", "true") == "true"
-    indexer = Indexer.of(solr, mine, Outbox(tmp_path_factory.mktemp("proc") / "o.sqlite"))
+    indexer = Indexer.of(solr, mine)
     return mine, indexer
 
 
@@ -167,7 +165,7 @@ def test_user_properties_change_the_chunking(solr: SolrClient, inside: tuple[Set
 
 def missing(solr: SolrClient, settings: Settings, tmp_path: Path) -> list[str]:
     """Parents whose chunks are absent, incomplete, unvectorised or of another version."""
-    indexer = Indexer.of(solr, settings, Outbox(tmp_path / "check.sqlite"))
+    indexer = Indexer.of(solr, settings)
     chunks = _chunks_by_parent(indexer)
     changed = _changed(_parent_versions(indexer), chunks)
     return changed + sorted(p for p, c in chunks.items() if c.missing_vectors)
@@ -184,7 +182,6 @@ def test_a_write_whose_chunks_fail_is_refused_and_completed_later(
     mine = settings.replace(
         collection_main="procfail_FileShare",
         collection_vector="procfail_VectorMain",
-        vector_embedding_mode="processor",
     )
     bootstrap(solr, mine)
     fs = mine.collection_main
@@ -216,7 +213,7 @@ def test_a_write_whose_chunks_fail_is_refused_and_completed_later(
     finally:
         user_properties.set_properties(solr, fs, {"vector.collection": mine.collection_vector})
     assert missing(solr, mine, tmp_path) == ["f-3"]
-    report = reconcile(Indexer.of(solr, mine, Outbox(tmp_path / "o.sqlite")))  # recovery 2
+    report = reconcile(Indexer.of(solr, mine))  # recovery 2
     assert report.fixed == {"parents without chunks": 1} and report.errors == []
     assert missing(solr, mine, tmp_path) == []
 
@@ -248,7 +245,6 @@ def test_the_embedding_agent_killed_mid_run_loses_nothing(solr: SolrClient, sett
     mine = settings.replace(
         collection_main="procagent_FileShare",
         collection_vector="procagent_VectorMain",
-        vector_embedding_mode="processor",
         vector_chunk_size=60,
         embeddings_endpoint=f"http://127.0.0.1:{port}/v1",
     )
@@ -296,7 +292,7 @@ def test_the_embedding_agent_killed_mid_run_loses_nothing(solr: SolrClient, sett
                 assert missing(solr, mine, tmp_path) == []
             else:
                 assert len(missing(solr, mine, tmp_path)) >= 4
-                report = reconcile(Indexer.of(solr, mine, Outbox(tmp_path / "o.sqlite")))  # recovery 2
+                report = reconcile(Indexer.of(solr, mine))  # recovery 2
                 assert report.errors == [] and report.fixed["parents without chunks"] >= 4
                 assert missing(solr, mine, tmp_path) == []
         parents = solr.get(f"{fs}/internal", {"q": "*:*", "rows": 0})["response"]["numFound"]

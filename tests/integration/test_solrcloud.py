@@ -21,7 +21,6 @@ from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.indexing.corpus import index_documents
 from datafari_rag.indexing.indexer import Indexer
-from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.solr import SolrClient, SolrError
 from datafari_rag.solr.bootstrap import bootstrap
 from datafari_rag.solr.runtime import LocalSolr
@@ -45,10 +44,8 @@ def cloud(nodes: list[LocalSolr], settings: Settings, tmp_path_factory: pytest.T
         solr_url=nodes[0].url,
         collection_main="cloud_FileShare",
         collection_vector="cloud_VectorMain",
-        vector_embedding_mode="processor",
     )
     bootstrap(SolrClient(mine.solr_url, 120), mine, shards=2, replicas=2)
-    outbox = Outbox(tmp_path_factory.mktemp("outbox") / "o.sqlite")
     for i, node in enumerate(nodes):
         docs = [
             {
@@ -59,9 +56,9 @@ def cloud(nodes: list[LocalSolr], settings: Settings, tmp_path_factory: pytest.T
             for n, topic in enumerate(TOPICS)
         ]
         if i == 0:  # through the sidecar's indexer, which forwards parents to FileShare
-            indexer = Indexer.of(SolrClient(node.url, 120), mine.replace(solr_url=node.url), outbox)
+            indexer = Indexer.of(SolrClient(node.url, 120), mine.replace(solr_url=node.url))
             report = index_documents(indexer, docs, progress=False)
-            assert report.added == len(docs) and report.failed == report.deferred == 0
+            assert report.added == len(docs) and report.failed == 0
         else:  # straight into FileShare, as ManifoldCF writes
             SolrClient(node.url, 120).post(f"{mine.collection_main}/update", json=docs, params={"commit": "true"})
     return mine
@@ -194,7 +191,6 @@ def test_a_shard_leader_failing_to_embed_never_gives_200_for_a_parent_without_ch
             solr_url=nodes[0].url,
             collection_main="truth_FileShare",
             collection_vector="truth_VectorMain",
-            vector_embedding_mode="processor",
             embeddings_endpoint=f"{flaky}/v1",
         )
         bootstrap(SolrClient(mine.solr_url, 120), mine, shards=2, replicas=2)
@@ -245,7 +241,6 @@ def test_a_shard_leader_failing_to_embed_never_gives_200_for_a_parent_without_ch
         indexer = Indexer.of(
             SolrClient(entry.url, 120),
             mine.replace(solr_url=entry.url),
-            Outbox(tmp_path_factory.mktemp("truth") / "o.sqlite"),
         )
         docs = batch(1)
         results = indexer.add(docs, commit=True)

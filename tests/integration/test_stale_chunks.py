@@ -2,14 +2,14 @@
 through its old chunks: the query-time parent check drops them on every path that returns chunks,
 and sync rewrites them however the parent was changed (an atomic update included).
 
-Stale chunks arise when FileShare's processor is off (``solr`` and ``sidecar`` modes); with it on
-the chunks follow each write in the same request (``test_solr_processor.py``)."""
+Stale chunks arise when FileShare's processor is switched off (``vector config
+vector.enabled=false``) while clients write; with it on the chunks follow each write in the same
+request (``test_solr_processor.py``)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -19,8 +19,7 @@ from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.indexing.indexer import Indexer
 from datafari_rag.indexing.maintenance import reconcile, sync
-from datafari_rag.indexing.outbox import Outbox
-from datafari_rag.solr import SolrClient
+from datafari_rag.solr import SolrClient, user_properties
 from datafari_rag.solr.bootstrap import bootstrap
 from datafari_rag.testing.fake_llm import FakeLlm
 
@@ -30,21 +29,28 @@ MARKER = "zebrafinch"
 
 
 @pytest.fixture
-def stale(solr: SolrClient, settings: Settings, tmp_path: Path) -> tuple[Settings, Indexer]:
+def stale(solr: SolrClient, settings: Settings) -> Iterator[tuple[Settings, Indexer]]:
     """Collections of this test's own, six public documents on one topic, the first with a marker;
-    FileShare's processor off, so that a write straight to FileShare leaves the chunks stale."""
-    mine = settings.replace(
-        collection_main="stale_FileShare", collection_vector="stale_VectorMain", vector_embedding_mode="solr"
-    )
+    then FileShare's processor switched off, so that a write straight to FileShare leaves the
+    chunks stale (on again afterwards)."""
+    mine = settings.replace(collection_main="stale_FileShare", collection_vector="stale_VectorMain")
     bootstrap(solr, mine)
-    indexer = Indexer.of(solr, mine, Outbox(tmp_path / "o.sqlite"))
+    indexer = Indexer.of(solr, mine)
     indexer.delete_query("*:*", commit=True)
     docs = [
         {"id": f"stale-{i}", "title": f"Log {i}", "exactContent": TOPIC.format(what=f"reading {i}")} for i in range(6)
     ]
     docs[0]["exactContent"] = TOPIC.format(what=f"{MARKER} reading")
-    assert all(r.status == "ok" and not r.pending for r in indexer.add(docs, commit=True))
-    return mine, indexer
+    assert all(r.status == "ok" for r in indexer.add(docs, commit=True))
+    processor(solr, mine, on=False)
+    try:
+        yield mine, indexer
+    finally:
+        processor(solr, mine, on=True)
+
+
+def processor(solr: SolrClient, settings: Settings, on: bool) -> None:
+    user_properties.set_properties(solr, settings.collection_main, {"vector.enabled": "true" if on else "false"})
 
 
 def straight_to_fileshare(solr: SolrClient, settings: Settings, body: Any) -> None:
@@ -101,15 +107,20 @@ def test_old_chunks_of_a_parent_changed_straight_in_fileshare_are_never_used(
 
 
 def test_sync_and_reconcile_see_an_atomic_acl_change(stale: tuple[Settings, Indexer], solr: SolrClient) -> None:
+    """Changed while the processor was off; once it is on again, sync and reconcile write the
+    parents again and the processor rewrites their chunks."""
     settings, indexer = stale
     assert sync(indexer).found["new or changed parents"] == 0
     tighten(solr, settings, "stale-1")
+    processor(solr, settings, on=True)
     report = sync(indexer)
     assert report.found["new or changed parents"] == 1 and report.fixed["new or changed parents"] == 1
     chunks = solr.get(f"{settings.collection_vector}/select", {"q": "parent_doc:stale-1", "fl": "allow_token_document"})
     assert all(c["allow_token_document"] == ["hr-only"] for c in chunks["response"]["docs"])
+    processor(solr, settings, on=False)
     tighten(solr, settings, "stale-2")
     straight_to_fileshare(solr, settings, [{"id": "stale-3", "exactContent": "Rewritten: the fog horn schedule."}])
+    processor(solr, settings, on=True)
     report = reconcile(indexer)
     assert (
         report.found["stale or incomplete chunks (parents)"] == 2

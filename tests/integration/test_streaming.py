@@ -17,7 +17,6 @@ from flask.testing import FlaskClient
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.indexing.indexer import Indexer
-from datafari_rag.indexing.outbox import Outbox
 from datafari_rag.indexing.sample import index_sample
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import BootstrapReport
@@ -30,7 +29,7 @@ ANSWER = "Employees get twenty five days of paid leave every year."
 
 @pytest.fixture(scope="module")
 def corpus(solr: SolrClient, settings: Settings, bootstrapped: BootstrapReport) -> None:
-    index_sample(Indexer.of(solr, settings, Outbox()))
+    index_sample(Indexer.of(solr, settings))
 
 
 @pytest.fixture

@@ -25,9 +25,9 @@ import org.apache.solr.common.params.ShardParams;
  * {@code parent_doc}, so a parent's chunks share one shard; real-time gets name that shard.
  */
 final class ChunkWriter {
-  static final String PARENT = "parent_doc";
-  static final String INDEX = "chunk_index";
-  static final String COUNT = "chunk_count";
+  static final String PARENT = ChunkFields.PARENT;
+  static final String INDEX = ChunkFields.INDEX;
+  static final String COUNT = ChunkFields.COUNT;
   private static final int IDS_PER_DELETE = 500;
 
   private final CloudSolrClient client;

@@ -67,25 +67,7 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
   static final long LOCK_WAIT_SECONDS = 120;
 
   /** The parent's field holding chunks its writer cut itself (see {@link #givenChunks}). */
-  static final String GIVEN_CHUNKS = "rag_chunks";
-
-  /** Parent fields a chunk does not copy: full texts, vectors and what Solr or this writer sets. */
-  static final Set<String> NOT_COPIED =
-      Set.of(
-          "id",
-          "_version_",
-          "_root_",
-          "indexed_at",
-          "exactContent",
-          "preview_content",
-          "embedded_content",
-          "title_en",
-          "title_fr",
-          "parent_doc",
-          "chunk_index",
-          "chunk_count",
-          "has_vector",
-          "parent_version");
+  static final String GIVEN_CHUNKS = ChunkFields.GIVEN_CHUNKS;
 
   private boolean enabled;
   private String collection;
@@ -440,7 +422,7 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
             vector.add(v);
           }
           doc.setField(vectorField, vector);
-          doc.setField("has_vector", true);
+          doc.setField(ChunkFields.HAS_VECTOR, true);
         }
       }
     }
@@ -547,11 +529,8 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
     for (int i = 0; i < chunks.size(); i++) {
       SolrInputDocument chunk = new SolrInputDocument();
       for (SolrInputField field : parent) {
-        String name = field.getName();
-        if (!NOT_COPIED.contains(name)
-            && !name.startsWith("content_")
-            && !name.startsWith("vector_")) {
-          chunk.setField(name, field.getValue());
+        if (ChunkFields.copied(field.getName())) {
+          chunk.setField(field.getName(), field.getValue());
         }
       }
       chunk.setField("id", parentId + "_" + i);
@@ -559,14 +538,14 @@ public class VectorUpdateProcessorFactory extends UpdateRequestProcessorFactory 
       chunk.setField(ChunkWriter.INDEX, i);
       chunk.setField(ChunkWriter.COUNT, chunks.size());
       if (version != 0) {
-        chunk.setField("parent_version", Math.abs(version));
+        chunk.setField(ChunkFields.PARENT_VERSION, Math.abs(version));
       }
-      chunk.setField("embedded_content", chunks.get(i));
-      chunk.setField("exactContent", chunks.get(i));
+      chunk.setField(ChunkFields.TEXT, chunks.get(i));
+      chunk.setField(ChunkFields.FULL_TEXT, chunks.get(i));
       if (french) {
-        chunk.setField("content_fr", chunks.get(i));
+        chunk.setField(ChunkFields.FRENCH_TEXT, chunks.get(i));
         Object title = parent.getFieldValue("title");
-        chunk.setField("title_fr", title == null ? "" : title);
+        chunk.setField(ChunkFields.FRENCH_TITLE, title == null ? "" : title);
       }
       docs.add(chunk);
     }
