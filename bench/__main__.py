@@ -30,6 +30,7 @@ BENCHMARKS = [
     "acl_leaks",
     "cache",
     "store",
+    "health",
 ]
 
 

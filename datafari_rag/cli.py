@@ -392,7 +392,7 @@ def eval_retrieval_cmd(
 ) -> None:
     """nDCG@10, Recall@100, MRR@10 per retrieval mode on a BEIR folder (corpus, queries, qrels/test.tsv)."""
     from .evaluation.retrieval import evaluate, index_corpus, load_beir, table
-    from .rag.query_enhancement import enabled as enhancing
+    from .rag.query_params import QueryParams
 
     settings = _evaluation_settings(prefix, overrides)
     if fusion:
@@ -418,7 +418,7 @@ def eval_retrieval_cmd(
     if reranker is not None:
         click.echo(f"reranked: the first {reranker.top_n} results of each mode, by {settings.rerank_backend}")
     llm = None
-    if enhancing(settings):
+    if QueryParams.of(settings).enhancing:
         llm = services.llm
         click.echo(f"query enhancement by {settings.llm_model} at {settings.llm_url}")
     results = evaluate(services.solr, settings, beir, chosen, reranker, llm)

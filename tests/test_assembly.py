@@ -8,6 +8,7 @@ import pytest
 
 from datafari_rag.config import ConfigError, Settings
 from datafari_rag.rag.assembly import (
+    AssemblyParams,
     assemble,
     best_segment,
     capped_per_source,
@@ -64,7 +65,7 @@ def test_the_token_budget_keeps_leading_chunks_and_at_least_one(tmp_path: Path) 
 
 def test_the_floor_and_every_step_are_off_by_default() -> None:
     found = [snip("a", "1", 0.9), snip("a", "2", 0.1)]
-    untouched = assemble(found, "q", Settings(), lambda x: pytest.fail("neighbours asked"))
+    untouched = assemble(found, "q", AssemblyParams.of(Settings()), lambda x: pytest.fail("neighbours asked"))
     assert untouched == found
-    floored = assemble(found, "q", Settings(context_min_relevance_score=0.5), lambda x: x)
+    floored = assemble(found, "q", AssemblyParams.of(Settings(context_min_relevance_score=0.5)), lambda x: x)
     assert [x.url for x in floored] == ["1"]

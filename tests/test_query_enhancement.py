@@ -37,9 +37,9 @@ KNOWN = {"language": ["en", "fr"], "source": ["HR share", "IT share"]}
 
 def test_variants_are_cleaned_deduplicated_and_bounded() -> None:
     reply = 'Sure! ```json\n{"queries": ["leave days", "Leave days", "q?", "holidays", "more", 3]}\n```'
-    assert variants(Replies(reply), SETTINGS, "q?") == ["leave days", "holidays"]
-    assert variants(Replies("no json"), SETTINGS, "q") == []
-    assert variants(Replies(None), SETTINGS, "q") == []  # the LLM down: no variants, no error
+    assert variants(Replies(reply), SETTINGS.query_multi_query, "q?") == ["leave days", "holidays"]
+    assert variants(Replies("no json"), SETTINGS.query_multi_query, "q") == []
+    assert variants(Replies(None), SETTINGS.query_multi_query, "q") == []  # the LLM down: no variants, no error
 
 
 def test_hyde_returns_the_passage_or_nothing() -> None:
@@ -65,7 +65,7 @@ def test_hyde_returns_the_passage_or_nothing() -> None:
 )
 def test_self_query_keeps_only_what_is_allowed(reply: object, expected: tuple | None) -> None:
     llm = Replies(json.dumps(reply))
-    found = self_query(llm, SETTINGS, "the question", KNOWN, today=date(2026, 11, 24))
+    found = self_query(llm, tuple(SETTINGS.self_query_fields), "the question", KNOWN, today=date(2026, 11, 24))
     if expected is None:
         assert found is None
         return

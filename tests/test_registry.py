@@ -19,6 +19,7 @@ from datafari_rag.api.ui import POINTS, STATIC
 from datafari_rag.config import KEYS, Settings
 from datafari_rag.indexing.chunkers import CHUNKERS as CHUNKER_FUNCTIONS
 from datafari_rag.indexing.chunkers import chunk_document
+from datafari_rag.rag.reasoning import ANSWER_STRATEGIES
 from datafari_rag.registry import (
     CHUNKERS,
     EXTENSION_POINTS,
@@ -31,7 +32,7 @@ from datafari_rag.registry import (
 )
 from datafari_rag.retrieval.dispatch import RETRIEVERS
 from datafari_rag.retrieval.rerank import SCORERS
-from datafari_rag.workflows.spec import ENHANCER_OPTIONS, RANKER_OPTIONS, WorkflowError, parse_workflow
+from datafari_rag.workflows.spec import ENHANCERS, RANKER_OPTIONS, WorkflowError, parse_workflow
 
 TEXT = "The boiler is checked every week. " * 40
 
@@ -40,8 +41,9 @@ def test_every_registered_entry_has_its_implementation() -> None:
     assert set(RETRIEVERS) == set(RETRIEVAL_MODES.names)
     assert set(SCORERS) == set(RERANKERS.names)
     assert set(CHUNKER_FUNCTIONS) == set(CHUNKERS.names)
-    assert set(ENHANCER_OPTIONS) == set(QUERY_ENHANCERS.names)
+    assert set(ENHANCERS) == set(QUERY_ENHANCERS.names)
     assert set(RANKER_OPTIONS) == set(RERANKERS.names)
+    assert set(ANSWER_STRATEGIES) == set(STRATEGIES.names)
     assert all(e.returns in ("passages", "documents") for e in RETRIEVAL_MODES)
     assert returns_documents("bm25") and not returns_documents("vector")
 

@@ -19,9 +19,9 @@ from ..config import KEYS, ConfigError, Settings, secret_key
 from ..errors import DatafariError
 from ..live import live_key, with_overrides
 from ..retrieval.rerank import build_reranker
-from .body import json_object
 from .context import get_services, live
 from .errors import ok_content
+from .shapes import SettingsChange, read
 from .store_calls import store_call
 from .users import require_admin
 
@@ -100,17 +100,13 @@ def _check_secret_follows_endpoint(changes: dict[str, str | None], base: Setting
 @bp.put("/admin/settings")
 def save_settings() -> tuple[Response, int]:
     admin = require_admin(WHAT)
-    body = json_object("settingsBadRequest")
-    if set(body) != {"values"} or not isinstance(body["values"], dict) or not body["values"]:
-        raise DatafariError("settingsBadRequest", 'Send {"values": {key: value, …}} (null: back to the file\'s value).')
+    body = read(SettingsChange, "settingsBadRequest")
     changes: dict[str, str | None] = {}
-    for key, value in body["values"].items():
+    for key, value in body.values.items():
         if key not in KEYS:
             raise DatafariError("settingsBadRequest", f"{key}: names no setting.")
         if not live_key(key):
             raise DatafariError("settingsBadRequest", f"{key}: read at start only; set it in rag.properties.")
-        if value is not None and not isinstance(value, str | int | float | bool):
-            raise DatafariError("settingsBadRequest", f"{key}: a string, a number, true or false (or null).")
         text = None if value is None else _text(value)
         if text is not None and len(text) > MAX_VALUE:
             raise DatafariError("settingsBadRequest", f"{key}: at most {MAX_VALUE} characters.")

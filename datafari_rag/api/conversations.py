@@ -23,9 +23,9 @@ from ..errors import DatafariError
 from ..filters import SourceFilter
 from ..rag.pipeline import Event, RagRequest, Wrap
 from .auth import current_access
-from .body import json_object
 from .context import get_services
 from .errors import ok_content
+from .shapes import ConversationTitle, NewConversation, read
 from .store_calls import store_call
 
 bp = Blueprint("conversations", __name__)
@@ -47,16 +47,8 @@ def _ok(content: dict[str, Any], status: int = 200) -> tuple[Response, int]:
     return ok_content(content), status
 
 
-def _title(body: dict[str, Any], required: bool) -> str | None:
-    unknown = sorted(set(body) - {"title"})
-    if unknown:
-        raise DatafariError("conversationBadRequest", f"Unknown field(s): {', '.join(unknown)}.")
-    title = body.get("title")
-    if title is None and not required:
-        return None
-    if not isinstance(title, str) or not title.strip() or len(title) > 200:
-        raise DatafariError("conversationBadRequest", "'title' must be a string of 1 to 200 characters.")
-    return " ".join(title.split())
+def _tidy(title: str | None) -> str | None:
+    return None if title is None else " ".join(title.split())
 
 
 @bp.get("/conversations")
@@ -68,7 +60,7 @@ def list_conversations() -> tuple[Response, int]:
 @bp.post("/conversations")
 def create_conversation() -> tuple[Response, int]:
     owner = _owner()
-    title = _title(json_object("conversationBadRequest"), required=False)
+    title = _tidy(read(NewConversation, "conversationBadRequest").title)
     return _ok({"conversation": store_call(_store().create, owner, title)}, 201)
 
 
@@ -82,7 +74,7 @@ def read_conversation(conversation_id: str) -> tuple[Response, int]:
 @bp.route("/conversations/<conversation_id>", methods=["PATCH", "PUT"])
 def rename_conversation(conversation_id: str) -> tuple[Response, int]:
     owner = _owner()
-    title = _title(json_object("conversationBadRequest"), required=True)
+    title = _tidy(read(ConversationTitle, "conversationBadRequest").title)
     return _ok({"conversation": store_call(_store().rename, owner, conversation_id, title)})
 
 

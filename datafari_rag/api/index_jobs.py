@@ -33,9 +33,9 @@ from ..indexing.indexer import Indexer
 from ..indexing.jobs import JobStore, start_job
 from ..store import StoreUnavailable
 from .auth import current_access
-from .body import json_object
 from .context import get_services
 from .errors import ok_content
+from .shapes import IndexJobRequest, read
 from .store_calls import store_call
 from .update import may_write
 from .users import is_admin
@@ -79,14 +79,8 @@ def _callback(value: Any) -> str | None:
 
 
 def _json_job() -> tuple[list[Any], Any, Any]:
-    body = json_object("jobBadRequest")
-    unknown = sorted(set(body) - {"documents", "workflow", "callback"})
-    if unknown:
-        raise _bad(f"Unknown field(s): {', '.join(unknown)}.")
-    documents = body.get("documents")
-    if not isinstance(documents, list) or not documents:
-        raise _bad("'documents' is a non-empty list of documents (Solr's JSON, with id and exactContent).")
-    return documents, body.get("workflow"), body.get("callback")
+    body = read(IndexJobRequest, "jobBadRequest")
+    return body.documents, body.workflow, body.callback
 
 
 def _files_form() -> tuple[list[FileStorage], dict[str, Any], Any, Any]:

@@ -15,7 +15,7 @@ from ..errors import LABELS
 from ..filters import FIELDS as FILTER_FIELDS
 from ..prompts import FORMATS, LANGUAGES
 from ..registry import RETRIEVAL_MODES, STRATEGIES
-from . import search_params
+from . import search_params, shapes
 from .context import get_services
 from .validation import MAX_HISTORY, MAX_ID_CHARS, ROLES
 
@@ -123,6 +123,7 @@ def _schemas(max_query: int) -> dict[str, Any]:
     doc_id = {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}
     answer_format = {"type": "string", "enum": ["default", *sorted(FORMATS)]}
     return {
+        **shapes.components(),  # the request bodies, from the models the views read them with
         "Ok": _ok(
             {
                 "type": "object",
@@ -322,29 +323,6 @@ def _schemas(max_query: int) -> dict[str, Any]:
             },
             "required": ["number", "id", "title", "url", "excerpt", "score"],
         },
-        "Login": {
-            "type": "object",
-            "properties": {"username": {"type": "string"}, "password": {"type": "string"}},
-            "required": ["username", "password"],
-        },
-        "NewUser": {
-            "type": "object",
-            "properties": {
-                "username": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$"},
-                "password": {"type": "string", "minLength": 8, "maxLength": 1024},
-                "admin": {"type": "boolean"},
-            },
-            "required": ["username", "password"],
-            "additionalProperties": False,
-        },
-        "UserChange": {
-            "type": "object",
-            "properties": {
-                "password": {"type": "string", "minLength": 8, "maxLength": 1024},
-                "admin": {"type": "boolean"},
-            },
-            "additionalProperties": False,
-        },
         "UserAnswer": _ok(
             {
                 "type": "object",
@@ -403,16 +381,6 @@ def _schemas(max_query: int) -> dict[str, Any]:
             "properties": {"filters": {"type": "object"}},
             "allOf": [_ref("RagRequest")],
         },
-        "IndexJobRequest": {
-            "type": "object",
-            "properties": {
-                "documents": {"type": "array", "items": {"type": "object"}, "minItems": 1},
-                "workflow": {"type": "string"},
-                "callback": {"type": "string"},
-            },
-            "required": ["documents"],
-            "additionalProperties": False,
-        },
         "IndexJobAnswer": _ok(
             {
                 "type": "object",
@@ -434,18 +402,6 @@ def _schemas(max_query: int) -> dict[str, Any]:
                 },
             }
         ),
-        "SettingsChange": {
-            "type": "object",
-            "properties": {
-                "values": {
-                    "type": "object",
-                    "additionalProperties": {"type": ["string", "number", "boolean", "null"]},
-                    "minProperties": 1,
-                }
-            },
-            "required": ["values"],
-            "additionalProperties": False,
-        },
         "SettingsAnswer": _ok(
             {
                 "type": "object",
@@ -516,11 +472,6 @@ def _schemas(max_query: int) -> dict[str, Any]:
                 },
             }
         ),
-        "ConversationTitle": {
-            "type": "object",
-            "properties": {"title": {"type": "string", "minLength": 1, "maxLength": 200}},
-            "additionalProperties": False,
-        },
         "Health": {
             "type": "object",
             "properties": {
@@ -797,7 +748,7 @@ def document(prefix: str, max_query: int) -> dict[str, Any]:
                 },
                 "post": {
                     "summary": "Start a conversation (its id goes in conversationId of ai/rag, ai/stream, ai)",
-                    "requestBody": {"content": {JSON: {"schema": _ref("ConversationTitle")}}},
+                    "requestBody": {"content": {JSON: {"schema": _ref("NewConversation")}}},
                     "responses": {
                         "201": _json(_ref("ConversationAnswer"), "the new conversation"),
                         **_errors(400, 401, 403, 409, 413, 415, 503),

@@ -20,9 +20,9 @@ from ..config import Settings
 from ..errors import DatafariError
 from ..store.users import User, UserStore
 from .auth import current_access
-from .body import json_object
 from .context import get_services
 from .errors import ok_content
+from .shapes import Login, NewUser, UserChange, read
 from .store_calls import store_call
 
 bp = Blueprint("users", __name__)
@@ -102,8 +102,8 @@ def signed_in(username: object, password: object) -> User:
 
 @bp.post("/auth/login")
 def login() -> tuple[Response, int]:
-    body = json_object("userBadRequest")
-    user = signed_in(body.get("username"), body.get("password"))
+    body = read(Login, "userBadRequest")
+    user = signed_in(body.username, body.password)
     token, ttl = token_for(user)
     return _ok({"token": token, "token_type": "Bearer", "expires_in": ttl, "user": user.as_dict()})
 
@@ -116,25 +116,16 @@ def list_users() -> tuple[Response, int]:
 @bp.post("/users")
 def create_user() -> tuple[Response, int]:
     store = _admin()
-    body = json_object("userBadRequest")
-    unknown = sorted(set(body) - {"username", "password", "admin"})
-    if unknown:
-        raise DatafariError("userBadRequest", f"Unknown field(s): {', '.join(unknown)}.")
-    admin = body.get("admin", False)
-    if not isinstance(admin, bool):
-        raise DatafariError("userBadRequest", "'admin' is true or false.")
-    user = store_call(store.create, body.get("username"), body.get("password"), admin)
+    body = read(NewUser, "userBadRequest")
+    user = store_call(store.create, body.username, body.password, body.admin)
     return _ok({"user": user.as_dict()}, 201)
 
 
 @bp.put("/users/<username>")
 def update_user(username: str) -> tuple[Response, int]:
     store = _admin()
-    body = json_object("userBadRequest")
-    unknown = sorted(set(body) - {"password", "admin"})
-    if unknown:
-        raise DatafariError("userBadRequest", f"Unknown field(s): {', '.join(unknown)}.")
-    user = store_call(store.update, username, body.get("password"), body.get("admin"))
+    body = read(UserChange, "userBadRequest")
+    user = store_call(store.update, username, body.password, body.admin)
     return _ok({"user": user.as_dict()})
 
 

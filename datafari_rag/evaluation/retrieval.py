@@ -24,8 +24,8 @@ from ..config import Settings
 from ..indexing.corpus import index_documents
 from ..llm import LlmService
 from ..paths import var_dir
-from ..rag.query_enhancement import enabled as enhancing
 from ..rag.query_enhancement import enhance
+from ..rag.query_params import QueryParams
 from ..registry import RETRIEVAL_MODES
 from ..retrieval import RetrievalContext, Snippet, retrieve, retrieve_all
 from ..retrieval.rerank import Reranker
@@ -142,11 +142,12 @@ def _plain(ctx: RetrievalContext, mode: str) -> Callable[[str], list[Snippet]]:
 def _enhanced(ctx: RetrievalContext, s: Settings, mode: str, llm: LlmService) -> Callable[[str], list[Snippet]]:
     """A mode with query enhancement (``s``'s ``query.*``), as the RAG pipeline runs it, ``DEPTH`` deep."""
     deep = _deep(ctx, mode)
+    q = QueryParams.of(s, mode)
 
     def run(query: str) -> list[Snippet]:
-        enhanced = enhance(llm, s, deep, query, [query])
+        enhanced = enhance(llm, q, deep, query, [query])
         searched = replace(deep, restrict=enhanced.restrict, dense=enhanced.dense)
-        return retrieve_all(searched, enhanced.queries, query, min_votes=s.query_multi_query_min_votes).snippets
+        return retrieve_all(searched, enhanced.queries, query, min_votes=q.multi_query_min_votes).snippets
 
     return run
 
@@ -154,7 +155,7 @@ def _enhanced(ctx: RetrievalContext, s: Settings, mode: str, llm: LlmService) ->
 def retrievers(
     ctx: RetrievalContext, settings: Settings, reranker: Reranker | None = None, llm: LlmService | None = None
 ) -> dict[str, Callable[[str], dict[str, float]]]:
-    enhanced = llm is not None and enhancing(settings)
+    enhanced = llm is not None and QueryParams.of(settings).enhancing
     found = {
         mode: _enhanced(ctx, settings, mode, llm) if llm is not None and enhanced else _plain(ctx, mode)
         for mode in RETRIEVAL_MODES.names

@@ -5,15 +5,18 @@ the answer has left, so a hung LLM ends the answer at ``llm.deadline`` (it used 
 the time spent before the call, or several times it).
 
 The pipeline opens :func:`answer_within` around an answer; the LLM clients read :func:`ends`.
-A context variable carries it, so that nothing between the two needs another parameter.
+A context variable carries it, so that nothing between the two needs another parameter. The
+pipeline is a generator, which runs in its consumer's context: :func:`in_own_context` drives it
+in a context of its own, so that an answer suspended or abandoned unclosed by its consumer never
+leaves its deadline on the consumer's thread (every later answer there would find it expired).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, copy_context
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -34,6 +37,20 @@ def answer_within(seconds: float) -> Iterator[None]:
             _ENDS.reset(token)
         except ValueError:  # closed from another context (a stream's generator): just clear it
             _ENDS.set(outer)
+
+
+def in_own_context(items: Generator[T, None, None]) -> Generator[T, None, None]:
+    """``items``, each step run in a copy of the current context: what it sets stays its own."""
+    own = copy_context()
+    try:
+        while True:
+            try:
+                item = own.run(next, items)
+            except StopIteration:
+                return
+            yield item
+    finally:
+        own.run(items.close)
 
 
 def ends(own: float) -> float:

@@ -62,9 +62,22 @@ TOOLS = [
 ]
 
 
+@dataclass(frozen=True)
+class AgentLimits:
+    """How long an agentic run may go (``agentic.*``), read once per pipeline."""
+
+    deadline: float  # agentic.deadline: seconds
+    max_steps: int  # agentic.maxSteps: model turns
+    max_tool_calls: int  # agentic.maxToolCalls
+
+    @classmethod
+    def of(cls, settings: Settings) -> AgentLimits:
+        return cls(settings.agentic_deadline, settings.agentic_max_steps, settings.agentic_max_tool_calls)
+
+
 @dataclass
 class AgentRun:
-    settings: Settings
+    limits: AgentLimits
     retrieval: RetrievalContext
     llm: ToolCallingLlm
     summarize: Callable[[str, str | None, UserAccess], str]
@@ -75,13 +88,13 @@ class AgentRun:
 
     def events(self, ctx: PromptContext) -> Iterator[Any]:
         """Yields (event type, data) pairs; the last is ("answer", raw text)."""
-        s = self.settings
+        s = self.limits
         prompt = ctx.prompt("agent")
         messages: list[dict[str, Any]] = [dict(m) for m in prompt.messages()]
-        ends = time.monotonic() + s.agentic_deadline
-        calls_left = s.agentic_max_tool_calls
+        ends = time.monotonic() + s.deadline
+        calls_left = s.max_tool_calls
         tools = TOOLS + (self.external.specs() if self.external else [])
-        for _ in range(s.agentic_max_steps):
+        for _ in range(s.max_steps):
             if time.monotonic() >= ends or calls_left <= 0:
                 break
             turn = self._chat(messages, tools)

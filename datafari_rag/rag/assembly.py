@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from tokenizers import Tokenizer
@@ -127,15 +127,43 @@ def token_counter(path: str) -> Callable[[str], int]:
     return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
 
 
+@dataclass(frozen=True)
+class AssemblyParams:
+    """What context assembly reads of a configuration (``context.*``), built once per pipeline."""
+
+    min_score: float  # context.minRelevanceScore
+    neighbours: int  # context.neighbours
+    segment_max_chars: int  # context.segment.maxChars (0: off)
+    dedup: bool  # context.dedup
+    dedup_threshold: float  # context.dedup.threshold
+    max_per_source: int  # context.maxChunksPerSource (0: no cap)
+    max_tokens: int  # context.maxTokens (0: no budget)
+    tokenizer: str  # context.tokenizer
+
+    @classmethod
+    def of(cls, settings: Settings) -> AssemblyParams:
+        s = settings
+        return cls(
+            s.context_min_relevance_score,
+            s.context_neighbours,
+            s.context_segment_max_chars,
+            s.context_dedup,
+            s.context_dedup_threshold,
+            s.context_max_chunks_per_source,
+            s.context_max_tokens,
+            s.context_tokenizer,
+        )
+
+
 def assemble(
-    found: list[Snippet], query: str, settings: Settings, neighbours: Callable[[list[Snippet]], list[Snippet]]
+    found: list[Snippet], query: str, params: AssemblyParams, neighbours: Callable[[list[Snippet]], list[Snippet]]
 ) -> list[Snippet]:
     """Every step before chunking (the token budget comes after it: see :func:`within_budget`)."""
-    s = settings
-    found = above_floor(found, s.context_min_relevance_score)
-    if s.context_neighbours > 0:
+    p = params
+    found = above_floor(found, p.min_score)
+    if p.neighbours > 0:
         found = neighbours(found)
-    found = segments(found, query, s.context_segment_max_chars)
-    if s.context_dedup:
-        found = deduplicated(found, s.context_dedup_threshold)
-    return capped_per_source(found, s.context_max_chunks_per_source)
+    found = segments(found, query, p.segment_max_chars)
+    if p.dedup:
+        found = deduplicated(found, p.dedup_threshold)
+    return capped_per_source(found, p.max_per_source)

@@ -22,7 +22,7 @@ from ..config import Settings
 from ..errors import DatafariError
 from ..filters import NO_FILTER, SourceFilter
 from ..llm import LlmError, LlmService, Usage
-from ..llm.deadline import answer_within
+from ..llm.deadline import answer_within, in_own_context
 from ..prompts import PromptContext, snippet_text
 from ..retrieval import RetrievalContext, Snippet, retrieve_all, retrieve_document
 from ..retrieval.cache import SemanticCache
@@ -32,18 +32,26 @@ from ..retrieval.rerank import Reranker
 from ..security import UserAccess
 from ..solr import SolrError
 from ..solr.collection import Collection
-from .agentic import AgentRun
-from .assembly import assemble, token_counter, within_budget
+from .agentic import AgentLimits, AgentRun
+from .assembly import AssemblyParams, assemble, token_counter, within_budget
 from .chunking import chunk_snippets
 from .citations import SourcesUsedFilter, citations, clean_answer, references
 from .confidence import confidence, is_abstention
 from .hygiene import clean_history, clean_query, clean_snippet
 from .mcp_tools import ExternalTools
 from .packing import Item, PromptTooLarge
-from .query_enhancement import enabled as enhancing
 from .query_enhancement import enhance
-from .reasoning import AnswerAfterReasoning, Check, followup, reflect, split_reasoning
-from .rewriting import rewriting_enabled, search_queries
+from .query_params import QueryParams
+from .reasoning import (
+    ANSWER_STRATEGIES,
+    AnswerAfterReasoning,
+    AnswerStrategy,
+    Check,
+    followup,
+    reflect,
+    split_reasoning,
+)
+from .rewriting import search_queries
 from .strategies import FinalCall, mapreduce, refine
 from .topic_guard import TopicGuard
 
@@ -97,9 +105,17 @@ class Pipeline:
     external_tools: ExternalTools | None = None  # agentic.mcp.servers
     reranker: Reranker | None = None  # rerank.enabled
     retrieval_params: RetrievalParams = field(init=False)  # what retrieval reads of the settings, once
+    strategy: AnswerStrategy = field(init=False)  # rag.strategy's behaviour, looked up once
+    query_params: QueryParams = field(init=False)  # what rewriting and query enhancement read, once
+    assembly_params: AssemblyParams = field(init=False)  # what context assembly reads, once
+    agent_limits: AgentLimits = field(init=False)  # agentic mode's limits, once
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "retrieval_params", RetrievalParams.of(self.settings))
+        object.__setattr__(self, "strategy", ANSWER_STRATEGIES[self.settings.rag_strategy])
+        object.__setattr__(self, "query_params", QueryParams.of(self.settings))
+        object.__setattr__(self, "assembly_params", AssemblyParams.of(self.settings))
+        object.__setattr__(self, "agent_limits", AgentLimits.of(self.settings))
 
     def prompt_context(self, request: RagRequest) -> PromptContext:
         s = self.settings
@@ -118,6 +134,9 @@ class Pipeline:
         streamed; closing the iterator cancels it. Every LLM call of the answer ends within
         ``llm.deadline`` of its start (:mod:`datafari_rag.llm.deadline`).
         """
+        yield from in_own_context(self._within_deadline(request, access, stream))
+
+    def _within_deadline(self, request: RagRequest, access: UserAccess, stream: bool) -> Generator[Event, None, None]:
         with answer_within(self.settings.llm_deadline):
             yield from self._events(request, access, stream)
 
@@ -128,7 +147,7 @@ class Pipeline:
             raise DatafariError("ragErrorNotEnabled")
         if s.rag_enable_logs:  # opt-in: a question may hold what its user would not have logged
             log.info("RAG request processed: %r", request.query)
-        ctx = replace(self.prompt_context(request), reasoning=s.rag_strategy == "cot")
+        ctx = replace(self.prompt_context(request), reasoning=self.strategy.reasoning)
         if not ctx.query:
             raise DatafariError("ragBadRequest", "The query is empty once cleaned.")
         usage = Usage()
@@ -142,9 +161,10 @@ class Pipeline:
             yield from self._other_mode(request, ctx, retrieval, usage, stream, started)
             return
         try:
-            if rewriting_enabled(s) or (s.sub_queries and request.history):
+            q = self.query_params
+            if q.rewrite or (q.sub_queries and request.history):
                 yield Event("phase", {"name": "rag:query rewriting"})
-            queries = search_queries(self.llm, s, request.query, request.history, usage)
+            queries = search_queries(self.llm, q, request.query, request.history, usage)
             for rewritten in (q for q in queries if q != request.query):  # for the store; streams do not show it
                 yield Event("query.rewritten", {"query": rewritten})
             question = request.question or request.query
@@ -215,7 +235,9 @@ class Pipeline:
                 if not s.agentic_enabled or not hasattr(self.llm, "chat"):
                     raise DatafariError("agenticErrorNotEnabled", "The agentic mode needs an LLM that calls tools.")
                 llm: Any = self.llm
-                run = AgentRun(s, retrieval, llm, self.summarize, usage, request.lang, self.external_tools)
+                run = AgentRun(
+                    self.agent_limits, retrieval, llm, self.summarize, usage, request.lang, self.external_tools
+                )
                 yield Event("phase", {"name": "rag:agent"})
                 raw = ""
                 for kind, data in run.events(ctx):
@@ -240,16 +262,16 @@ class Pipeline:
     ) -> Generator[Event, None, tuple[list[Snippet], list[str]]]:
         """Query enhancement, retrieval (with the cache and the reranker), then multihop's
         follow-ups: the passages found and the searches multihop added."""
-        s = self.settings
+        s, q = self.settings, self.query_params
         votes, unfiltered = 1, None  # unfiltered: the search without self-querying's filters
-        if enhancing(s):
-            enhanced = enhance(self.llm, s, retrieval, question, queries, usage)
+        if q.enhancing:
+            enhanced = enhance(self.llm, q, retrieval, question, queries, usage)
             yield Event("phase", {"name": "rag:query enhancement", **enhanced.notes})
             if enhanced.restrict.values or enhanced.restrict.ranges:
                 unfiltered = retrieval, queries
             restrict = retrieval.restrict.narrowed(enhanced.restrict)
             retrieval = replace(retrieval, restrict=restrict, dense=enhanced.dense)
-            queries, votes = enhanced.queries, s.query_multi_query_min_votes
+            queries, votes = enhanced.queries, q.multi_query_min_votes
         yield Event("phase", {"name": "rag:retrieval"})
         result = retrieve_all(retrieval, queries, question, self.reranker, usage, votes)
         if not result.snippets and unfiltered is not None:
@@ -260,7 +282,7 @@ class Pipeline:
         if self.reranker is not None:
             skipped = {"skipped": result.rerank_skipped} if result.rerank_skipped else {}
             yield Event("phase", {"name": "rag:rerank", "backend": s.rerank_backend, **skipped})
-        if s.rag_strategy == "multihop":
+        if self.strategy.hops:
             return (yield from self._hops(retrieval, question, queries, result.snippets, usage))
         return result.snippets, []
 
@@ -270,7 +292,7 @@ class Pipeline:
         """The last call as ``rag.strategy`` writes it: the raw answer (without cot's steps, which go
         to ``steps`` with reflect's verdicts) and the faithfulness check's verdict (reflect)."""
         s = self.settings
-        if s.rag_strategy != "reflect":
+        if not self.strategy.checked:
             raw = yield from self._final(final, usage, stream, reasoning=ctx.reasoning)
             if not ctx.reasoning:
                 return raw, None
@@ -333,12 +355,12 @@ class Pipeline:
 
     def _assembled(self, retrieval: RetrievalContext, found: list[Snippet], question: str) -> list[Snippet]:
         """Context assembly (:mod:`.assembly`), then the prompt chunks, then the token budget."""
-        s = self.settings
-        neighbours = partial(with_neighbours, retrieval, width=s.context_neighbours)
-        chunks = [x for x in self._chunks(assemble(found, question, s, neighbours)) if x.content]
-        if s.context_max_tokens <= 0:
+        p = self.assembly_params
+        neighbours = partial(with_neighbours, retrieval, width=p.neighbours)
+        chunks = [x for x in self._chunks(assemble(found, question, p, neighbours)) if x.content]
+        if p.max_tokens <= 0:
             return chunks
-        return within_budget(chunks, s.context_max_tokens, token_counter(s.context_tokenizer))
+        return within_budget(chunks, p.max_tokens, token_counter(p.tokenizer))
 
     def _chunks(self, found: list[Snippet]) -> list[Snippet]:
         """The retrieved text cleaned for a prompt, cut into ``chunking.chunk.size`` pieces unless

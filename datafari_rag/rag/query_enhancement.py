@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from ..config import Settings
 from ..filters import DATE_FIELDS, NO_FILTER, SourceFilter
 from ..llm import LlmError, LlmService, Usage
 from ..prompts import PromptContext
 from ..retrieval import RetrievalContext
 from ..retrieval.facets import known_values
 from .hygiene import clean_query
+from .query_params import QueryParams
 from .rewriting import json_reply
 
 log = logging.getLogger(__name__)
@@ -38,10 +38,6 @@ class Enhanced:
     notes: dict[str, Any] = field(default_factory=dict)  # what was done, for the stream's phase event
 
 
-def enabled(settings: Settings) -> bool:
-    return bool(settings.query_multi_query or settings.query_hyde or settings.self_query_fields)
-
-
 def _ask(llm: LlmService, prompt: Any, usage: Usage | None) -> str | None:
     try:
         return llm.generate(prompt.messages(), usage)
@@ -50,9 +46,9 @@ def _ask(llm: LlmService, prompt: Any, usage: Usage | None) -> str | None:
         return None
 
 
-def variants(llm: LlmService, settings: Settings, question: str, usage: Usage | None = None) -> list[str]:
-    """Up to ``query.multiQuery.count`` other wordings (none when the LLM's answer is unusable)."""
-    prompt = PromptContext(question).prompt("multi_query", count=settings.query_multi_query)
+def variants(llm: LlmService, count: int, question: str, usage: Usage | None = None) -> list[str]:
+    """Up to ``count`` (``query.multiQuery.count``) other wordings (none when the LLM's answer is unusable)."""
+    prompt = PromptContext(question).prompt("multi_query", count=count)
     reply = json_reply(_ask(llm, prompt, usage))
     queries = reply.get("queries") if reply else None
     if not isinstance(queries, list):
@@ -64,7 +60,7 @@ def variants(llm: LlmService, settings: Settings, question: str, usage: Usage | 
         if q and q.lower() not in seen:
             seen.add(q.lower())
             unique.append(q)
-    return unique[: settings.query_multi_query]
+    return unique[:count]
 
 
 def hypothetical_passage(llm: LlmService, question: str, usage: Usage | None = None) -> str | None:
@@ -74,15 +70,15 @@ def hypothetical_passage(llm: LlmService, question: str, usage: Usage | None = N
 
 def self_query(
     llm: LlmService,
-    settings: Settings,
+    allowed: tuple[str, ...],
     question: str,
     known: dict[str, list[str]],
     usage: Usage | None = None,
     today: date | None = None,
 ) -> tuple[str, SourceFilter] | None:
     """(query, filters) from the LLM's answer; a filter naming a field not allowed, or a value the
-    user's documents do not hold, is dropped; None when nothing usable came back."""
-    allowed = settings.self_query_fields
+    user's documents do not hold, is dropped; None when nothing usable came back. ``allowed``:
+    ``query.selfQuery.fields``."""
     dates = [f for f in allowed if f in DATE_FIELDS]
     shown = {f: known.get(f, []) for f in allowed if f not in DATE_FIELDS}
     when = (today or date.today()).isoformat()
@@ -135,7 +131,7 @@ def _day(value: Any, end: bool = False) -> datetime | None:
 
 def enhance(
     llm: LlmService,
-    settings: Settings,
+    params: QueryParams,
     retrieval: RetrievalContext,
     question: str,
     queries: list[str],
@@ -143,23 +139,23 @@ def enhance(
 ) -> Enhanced:
     """The queries to search (the given ones, then the variants), HyDE's passage for the first,
     and self-querying's filters (its query replaces the first)."""
-    s = settings
+    s = params
     queries = list(queries)
     notes: dict[str, Any] = {}
     restrict = NO_FILTER
     if s.self_query_fields:
-        known = known_values(retrieval.main, retrieval.access, s.self_query_fields, retrieval.restrict)
-        found = self_query(llm, s, question, known, usage)
+        known = known_values(retrieval.main, retrieval.access, list(s.self_query_fields), retrieval.restrict)
+        found = self_query(llm, s.self_query_fields, question, known, usage)
         if found:
             queries[0], restrict = found
             notes["filters"] = {k: list(v) for k, v in restrict.values.items()}
             notes["filters"] |= {k: [_shown(a), _shown(b)] for k, (a, b) in restrict.ranges.items()}
-    if s.query_multi_query:
-        more = [q for q in variants(llm, s, question, usage) if q not in queries]
+    if s.multi_query:
+        more = [q for q in variants(llm, s.multi_query, question, usage) if q not in queries]
         queries += more
         notes["variants"] = len(more)
     dense: dict[str, str] = {}
-    if s.query_hyde and s.retrieval != "bm25":
+    if s.hyde and not s.documents:  # only kNN embeds the passage
         passage = hypothetical_passage(llm, question, usage)
         if passage:
             dense[queries[0]] = passage

@@ -26,6 +26,24 @@ _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 SHOWN = 300  # characters of each passage the multihop decision reads
 
 
+@dataclass(frozen=True)
+class AnswerStrategy:
+    """What a ``rag.strategy`` changes in the pipeline: the pipeline asks these, never a name."""
+
+    reasoning: bool = False  # the model writes its steps first, returned apart (cot)
+    checked: bool = False  # the draft is checked against the sources, then corrected (reflect)
+    hops: bool = False  # the model may ask for more searches (multihop)
+
+
+# each strategy of the registry (registry.STRATEGIES), by its name
+ANSWER_STRATEGIES: dict[str, AnswerStrategy] = {
+    "simple": AnswerStrategy(),
+    "cot": AnswerStrategy(reasoning=True),
+    "reflect": AnswerStrategy(checked=True),
+    "multihop": AnswerStrategy(hops=True),
+}
+
+
 def split_reasoning(text: str) -> tuple[list[str], str]:
     """(steps, answer) of a ``REASONING: … ANSWER: …`` reply; a reply without ``ANSWER:`` is all answer."""
     found = _ANSWER.search(text)

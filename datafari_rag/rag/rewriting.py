@@ -13,26 +13,21 @@ import json
 import re
 from typing import Any
 
-from ..config import Settings
 from ..llm import LlmError, LlmService, Usage
 from ..prompts import PromptContext
-from ..registry import returns_documents
 from .hygiene import clean_history, clean_query
-
-
-def rewriting_enabled(settings: Settings) -> bool:
-    """On by the retrieval method's key; a conversation is not needed."""
-    return settings.rewriting_bm25 if returns_documents(settings.retrieval) else settings.rewriting_vector
+from .query_params import QueryParams
 
 
 def search_query(
-    llm: LlmService, settings: Settings, query: str, history: list[dict[str, str]], usage: Usage | None = None
+    llm: LlmService, params: QueryParams, query: str, history: list[dict[str, str]], usage: Usage | None = None
 ) -> str:
-    if not rewriting_enabled(settings):
+    """The query rewritten when the retrieval mode's key is on (a conversation is not needed)."""
+    if not params.rewrite:
         return query
-    accents = not settings.strip_accents
-    recent = clean_history(history, max(settings.chat_history_size, 1), accents)
-    template = "rewrite_bm25" if returns_documents(settings.retrieval) else "rewrite_vector"
+    accents = params.accents
+    recent = clean_history(history, max(params.history_size, 1), accents)
+    template = "rewrite_bm25" if params.documents else "rewrite_vector"
     prompt = PromptContext(clean_query(query, accents), history=recent).prompt(template)
     try:
         rewritten = clean_query(llm.generate(prompt.messages(), usage))
@@ -67,25 +62,25 @@ def is_small_talk(message: str) -> bool:
 
 
 def search_queries(
-    llm: LlmService, settings: Settings, query: str, history: list[dict[str, str]], usage: Usage | None = None
+    llm: LlmService, params: QueryParams, query: str, history: list[dict[str, str]], usage: Usage | None = None
 ) -> list[str]:
     """What to search for: sub-queries when they are on and the message is part of a conversation,
     else the one (possibly rewritten) search query."""
-    if settings.sub_queries > 0 and history and not is_small_talk(query):
-        found = sub_queries(llm, settings, query, history, usage)
+    if params.sub_queries > 0 and history and not is_small_talk(query):
+        found = sub_queries(llm, params, query, history, usage)
         if found:
             return found
-    return [search_query(llm, settings, query, history, usage)]
+    return [search_query(llm, params, query, history, usage)]
 
 
 def sub_queries(
-    llm: LlmService, settings: Settings, query: str, history: list[dict[str, str]], usage: Usage | None = None
+    llm: LlmService, params: QueryParams, query: str, history: list[dict[str, str]], usage: Usage | None = None
 ) -> list[str] | None:
     """Up to ``chat.query.rewriting.subQueries`` standalone queries, or None (then the message is kept)."""
-    accents = not settings.strip_accents
+    accents = params.accents
     recent = clean_history(history, SUB_QUERY_HISTORY, accents)
     ctx = PromptContext(clean_query(query, accents), history=recent)
-    prompt = ctx.prompt("subqueries", max_queries=settings.sub_queries)
+    prompt = ctx.prompt("subqueries", max_queries=params.sub_queries)
     try:
         reply = llm.generate(prompt.messages(), usage)
     except LlmError:
@@ -95,4 +90,4 @@ def sub_queries(
         return None
     cleaned = [clean_query(q) for q in queries if isinstance(q, str)]
     unique = list(dict.fromkeys(q for q in cleaned if q and q != "0"))
-    return unique[: settings.sub_queries] or None
+    return unique[: params.sub_queries] or None

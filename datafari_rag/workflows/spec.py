@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +35,6 @@ FIELDS = {
     "default",
 }
 CHUNKER_FIELDS = {"kind", "maxChunkSize", "overlap", "evaluator", "threshold"}
-ENHANCER_OPTIONS = {"rewrite": set(), "multiQuery": {"count", "minVotes"}, "hyde": set(), "selfQuery": {"fields"}}
 RANKER_OPTIONS = {"api": {"url", "model", "apiKey"}, "onnx": {"path"}, "llm": set()}
 SECRET_OPTIONS = {"apiKey"}  # saved, used, never shown back
 
@@ -135,15 +135,7 @@ class WorkflowSpec:
             "rerank.enabled": "false",
         }
         for kind, options in self.enhancers:
-            if kind == "rewrite":
-                keys["chat.query.rewriting.enabled.bm25"] = keys["chat.query.rewriting.enabled.vector"] = "true"
-            elif kind == "multiQuery":
-                keys["query.multiQuery.count"] = str(options.get("count", 3))
-                keys["query.multiQuery.minVotes"] = str(options.get("minVotes", 1))
-            elif kind == "hyde":
-                keys["query.hyde.enabled"] = "true"
-            else:
-                keys["query.selfQuery.fields"] = ",".join(options.get("fields", []))
+            keys |= ENHANCERS[kind].keys(options)
         if self.collection:
             keys["solr.collection.main"] = f"{self.collection}_FileShare"
             keys["solr.collection.vector"] = f"{self.collection}_VectorMain"
@@ -230,18 +222,9 @@ def _enhancers(value: Any) -> tuple[tuple[str, dict[str, Any]], ...]:
             raise _bad(f"Each query enhancer has a 'kind' among {', '.join(QUERY_ENHANCERS.names)}.")
         if any(kind == k for k, _ in found):
             raise _bad(f"The query enhancer '{kind}' is given twice.")
-        options = {
-            k: v for k, v in _object(item, "queryEnhancers", {"kind", *ENHANCER_OPTIONS[kind]}).items() if k != "kind"
-        }
-        if kind == "multiQuery":
-            count = _int(options, "count", 1, 5, 3)
-            options = {"count": count, "minVotes": _int(options, "minVotes", 1, count + 1, 1)}
-        if kind == "selfQuery":
-            fields = options.get("fields")
-            if not isinstance(fields, list) or not fields or not all(isinstance(f, str) for f in fields):
-                raise _bad("'selfQuery' needs 'fields': a list of field names.")
-            options = {"fields": fields}
-        found.append((kind, options))
+        spec = ENHANCERS[kind]
+        options = {k: v for k, v in _object(item, "queryEnhancers", {"kind", *spec.options}).items() if k != "kind"}
+        found.append((kind, spec.check(options)))
     return tuple(found)
 
 
@@ -309,3 +292,53 @@ def parse_workflow(body: dict[str, Any], base: Settings, secrets_kept: dict[str,
     except ConfigError as exc:
         raise _bad(f"This workflow cannot run: {exc}") from None
     return spec
+
+
+@dataclass(frozen=True)
+class EnhancerSpec:
+    """A query enhancer as a workflow gives it: its options, how they are checked, and the
+    settings it turns on."""
+
+    options: frozenset[str]
+    check: Callable[[dict[str, Any]], dict[str, Any]]
+    keys: Callable[[dict[str, Any]], dict[str, str]]
+
+
+def _no_options(options: dict[str, Any]) -> dict[str, Any]:
+    return {}
+
+
+def _multi_query_options(options: dict[str, Any]) -> dict[str, Any]:
+    count = _int(options, "count", 1, 5, 3)
+    return {"count": count, "minVotes": _int(options, "minVotes", 1, count + 1, 1)}
+
+
+def _self_query_options(options: dict[str, Any]) -> dict[str, Any]:
+    fields = options.get("fields")
+    if not isinstance(fields, list) or not fields or not all(isinstance(f, str) for f in fields):
+        raise _bad("'selfQuery' needs 'fields': a list of field names.")
+    return {"fields": fields}
+
+
+# each query enhancer of the registry (registry.QUERY_ENHANCERS), by its name
+ENHANCERS: dict[str, EnhancerSpec] = {
+    "rewrite": EnhancerSpec(
+        frozenset(),
+        _no_options,
+        lambda o: {"chat.query.rewriting.enabled.bm25": "true", "chat.query.rewriting.enabled.vector": "true"},
+    ),
+    "multiQuery": EnhancerSpec(
+        frozenset({"count", "minVotes"}),
+        _multi_query_options,
+        lambda o: {
+            "query.multiQuery.count": str(o.get("count", 3)),
+            "query.multiQuery.minVotes": str(o.get("minVotes", 1)),
+        },
+    ),
+    "hyde": EnhancerSpec(frozenset(), _no_options, lambda o: {"query.hyde.enabled": "true"}),
+    "selfQuery": EnhancerSpec(
+        frozenset({"fields"}),
+        _self_query_options,
+        lambda o: {"query.selfQuery.fields": ",".join(o.get("fields", []))},
+    ),
+}

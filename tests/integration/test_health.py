@@ -35,8 +35,8 @@ def test_health_is_green_when_everything_is_up(settings: Settings, bootstrapped:
     [model] = body["modelStore"]["models"]
     assert model["name"] == "default_model"
     assert model["params"]["apiKey"] == "***"  # the store echoes the key; /health never does
-    # the default mode: FileShare's processor writes the chunks, and it is on
-    assert body["indexing"] == {"status": "UP", "mode": "processor", "fileShareProcessor": "on"}
+    # FileShare's processor, the only chunk writer, is on
+    assert body["indexing"] == {"status": "UP", "fileShareProcessor": "on"}
 
 
 def test_health_says_what_is_down(settings: Settings) -> None:
@@ -65,8 +65,8 @@ def _poll(client: FlaskClient, done: Callable[[dict[str, Any]], bool], seconds: 
 def test_readiness_holds_through_a_slow_agent_and_a_blip_then_tells_an_outage(
     settings: Settings, bootstrapped: BootstrapReport, agent_url: str
 ) -> None:
-    """The checks run in the background: 20 clients asking at once get an immediate, steady 200
-    while the agent takes 1.2 s to answer (the old 0.8 s in-request check flapped to 503); one
+    """The checks run in the background: 20 clients asking at once get a steady 200, none of them
+    waiting for the agent, while it takes 1.2 s to answer (the old 0.8 s in-request check flapped to 503); one
     failed check is a blip (still 200, counted); health.failures of them in a row is an outage
     (503, the agent DOWN); the next good check is ready again. /health/live stays 200 throughout."""
     real = urllib3.PoolManager()
@@ -95,10 +95,13 @@ def test_readiness_holds_through_a_slow_agent_and_a_blip_then_tells_an_outage(
             status = app.test_client().get("/health").status_code
             return status, time.monotonic() - began
 
+        before = state["calls"]
         with ThreadPoolExecutor(20) as pool:
             answers = list(pool.map(ask, range(400)))
         assert {status for status, _ in answers} == {200}
-        assert max(seconds for _, seconds in answers) < 0.5
+        # no request waited for the agent: it was asked by the background checks only, a few
+        # times, not once per request (the latency itself is bench/health.py's)
+        assert state["calls"] - before < len(answers) / 20, (state["calls"] - before, len(answers))
 
         client = app.test_client()
         state["delay"], seen = 0.0, []

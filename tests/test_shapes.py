@@ -1,0 +1,63 @@
+"""Request bodies declared once: the view's check and the OpenAPI schema come from one model."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+
+from datafari_rag.api import shapes
+from datafari_rag.api.openapi import document
+from datafari_rag.api.shapes import SHAPES, ConversationTitle, NewConversation, NewUser, UserChange, read
+from datafari_rag.errors import DatafariError
+
+
+def refused(model: type[shapes.Shape], body: Any) -> str:
+    with Flask(__name__).test_request_context(json=body), pytest.raises(DatafariError) as error:
+        read(model, "userBadRequest")
+    assert error.value.label == "userBadRequest"
+    return str(error.value.reason)
+
+
+def test_a_body_is_read_as_its_model() -> None:
+    with Flask(__name__).test_request_context(json={"username": "bea", "password": "x" * 12}):
+        user = read(NewUser, "userBadRequest")
+    assert (user.username, user.admin) == ("bea", False)
+
+
+@pytest.mark.parametrize(
+    ("model", "body", "said"),
+    [
+        (NewUser, {"username": "bea", "password": "x" * 12, "role": "x", "zone": 1}, "Unknown field(s): role, zone."),
+        (NewUser, {"password": "x" * 12}, "'username' is required."),
+        (NewUser, {"username": "bad name", "password": "x" * 12}, "'username' does not have the expected form"),
+        (NewUser, {"username": "bea", "password": "short"}, "'password' has at least 8 character(s)."),
+        (NewUser, {"username": "bea", "password": "x" * 12, "admin": "yes"}, "'admin' is true or false."),
+        (UserChange, {"admin": 1}, "'admin' is true or false."),
+        (ConversationTitle, {"title": "   "}, "'title' does not have the expected form"),
+        (ConversationTitle, {}, "'title' is required."),
+        (NewConversation, {"title": "x" * 201}, "'title' has at most 200 characters."),
+        (NewConversation, {"title": 7}, "'title' is text."),
+    ],
+)
+def test_a_refusal_names_the_field_and_what_it_must_be(model: type[shapes.Shape], body: Any, said: str) -> None:
+    assert said in refused(model, body)
+
+
+def test_the_openapi_document_takes_every_shape_from_its_model() -> None:
+    schemas = document("/Datafari/rest/v2.0", 4000)["components"]["schemas"]
+    for model in SHAPES:
+        assert schemas[model.__name__] == shapes.components()[model.__name__]
+    new_user = schemas["NewUser"]
+    assert new_user["additionalProperties"] is False and new_user["required"] == ["username", "password"]
+    assert new_user["properties"]["password"] == {"type": "string", "minLength": 8, "maxLength": 1024}
+    assert "title" in schemas["ConversationTitle"]["properties"]  # a property named title is kept
+
+
+def test_every_body_a_view_reads_is_a_declared_shape() -> None:
+    api = Path(shapes.__file__).parent
+    read_with = {m for p in api.glob("*.py") for m in re.findall(r"\bread\((\w+),", p.read_text())}
+    assert read_with <= {m.__name__ for m in SHAPES} and read_with
