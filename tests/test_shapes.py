@@ -34,13 +34,14 @@ def test_a_body_is_read_as_its_model() -> None:
         (NewUser, {"username": "bea", "password": "x" * 12, "role": "x", "zone": 1}, "Unknown field(s): role, zone."),
         (NewUser, {"password": "x" * 12}, "'username' is required."),
         (NewUser, {"username": "bad name", "password": "x" * 12}, "'username' does not have the expected form"),
-        (NewUser, {"username": "bea", "password": "short"}, "'password' has at least 8 character(s)."),
+        (NewUser, {"username": "bea", "password": "short"}, "'password' has at least 8 characters."),
         (NewUser, {"username": "bea", "password": "x" * 12, "admin": "yes"}, "'admin' is true or false."),
         (UserChange, {"admin": 1}, "'admin' is true or false."),
         (ConversationTitle, {"title": "   "}, "'title' does not have the expected form"),
         (ConversationTitle, {}, "'title' is required."),
         (NewConversation, {"title": "x" * 201}, "'title' has at most 200 characters."),
         (NewConversation, {"title": 7}, "'title' is text."),
+        (ConversationTitle, {"title": ""}, "'title' has at least 1 character."),
     ],
 )
 def test_a_refusal_names_the_field_and_what_it_must_be(model: type[shapes.Shape], body: Any, said: str) -> None:

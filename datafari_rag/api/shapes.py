@@ -111,9 +111,9 @@ SENTENCES = {
     "int_from_float": "'{name}' is a whole number.",
     "list_type": "'{name}' is a list.",
     "dict_type": "'{name}' is an object.",
-    "too_short": "'{name}' holds at least {min_length} item(s).",
-    "string_too_short": "'{name}' has at least {min_length} character(s).",
-    "string_too_long": "'{name}' has at most {max_length} characters.",
+    "too_short": "'{name}' holds at least {min_length} item{min_s}.",
+    "string_too_short": "'{name}' has at least {min_length} character{min_s}.",
+    "string_too_long": "'{name}' has at most {max_length} character{max_s}.",
     "string_pattern_mismatch": "'{name}' does not have the expected form ({pattern}).",
 }
 
@@ -123,7 +123,10 @@ def _sentence(error: Any) -> str:
     template = SENTENCES.get(error["type"])
     if template is None:
         return f"'{name}': {error['msg']}."
-    return template.format(name=name, **(error.get("ctx") or {}))
+    ctx = dict(error.get("ctx") or {})
+    for bound in ("min", "max"):  # "1 character", "8 characters"
+        ctx[f"{bound}_s"] = "" if ctx.get(f"{bound}_length") == 1 else "s"
+    return template.format(name=name, **ctx)
 
 
 def components() -> dict[str, Any]:
