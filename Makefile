@@ -51,7 +51,8 @@ test: lint jars browser plugin-test
 	$(PY) -m pytest -v
 
 # DatafariUI (francelabs/DatafariUI; DATAFARIUI_SRC: its git directory or folder) built with npm and
-# driven in Debian's chromium; screenshots in var/e2e/screenshots. Not part of `make test`.
+# driven in Debian's chromium; screenshots in var/e2e/screenshots. Also every benchmark's quick run
+# (tests/e2e/test_bench_smoke.py, about ten minutes). Not part of `make test`.
 e2e: jars browser
 	DATAFARI_RAG_E2E=1 $(PY) -m pytest -v tests/e2e
 

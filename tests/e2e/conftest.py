@@ -18,8 +18,9 @@ HERE = Path(__file__).parent
 # a git directory (a bare clone) or a checked-out folder of francelabs/DatafariUI; no default
 SOURCE = Path(os.environ["DATAFARIUI_SRC"]) if os.environ.get("DATAFARIUI_SRC") else None
 CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
-# collected by `make e2e` only (DATAFARI_RAG_E2E=1): `make test` needs neither a browser nor the UI
-collect_ignore = [] if os.environ.get("DATAFARI_RAG_E2E") else ["test_datafariui.py"]
+# collected by `make e2e` only (DATAFARI_RAG_E2E=1): `make test` needs neither DatafariUI nor the
+# ten minutes every benchmark's quick run takes
+collect_ignore = [] if os.environ.get("DATAFARI_RAG_E2E") else ["test_datafariui.py", "test_bench_smoke.py"]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

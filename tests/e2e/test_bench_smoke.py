@@ -1,6 +1,6 @@
 """`python -m bench --quick` (what `make bench QUICK=1` runs): every benchmark runs to the end and
 reports its figures, so the scripts cannot rot. No figure is bounded here: performance is judged
-by `make bench`, never by timed tests."""
+by `make bench`, never by timed tests. About ten minutes: `make e2e` runs it, not `make test`."""
 
 from __future__ import annotations
 
