@@ -8,7 +8,6 @@ for the same text.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import openai
@@ -38,21 +37,13 @@ class ChunkEmbedder:
         )
 
     def embed(self, texts: list[str]) -> list[list[float]]:
-        """Vectors for ``texts``, in order."""
-        return [vector for vectors in self.batches(texts) for vector in vectors]
-
-    def batches(self, texts: list[str]) -> Iterator[list[list[float]]]:
-        """The vectors of each batch of ``vector.embedding.batch`` texts, in order, as they come:
-        two batches are in flight, so the caller can write one while the next is computed."""
+        """Vectors for ``texts``, in order, in batches of ``vector.embedding.batch`` texts, two in
+        flight (the service starts the next while the last blocks of one finish)."""
         batches = [texts[start : start + self.batch] for start in range(0, len(texts), self.batch)]
         if len(batches) <= 1:
-            yield from map(self._embed_batch, batches)
-            return
-        pool = ThreadPoolExecutor(max_workers=IN_FLIGHT, thread_name_prefix="embed-client")
-        try:
-            yield from pool.map(self._embed_batch, batches)
-        finally:
-            pool.shutdown(cancel_futures=True)  # a caller that stopped early sends nothing more
+            return [vector for batch in batches for vector in self._embed_batch(batch)]
+        with ThreadPoolExecutor(max_workers=IN_FLIGHT, thread_name_prefix="embed-client") as pool:
+            return [vector for vectors in pool.map(self._embed_batch, batches) for vector in vectors]
 
     def _embed_batch(self, texts: list[str]) -> list[list[float]]:
         try:

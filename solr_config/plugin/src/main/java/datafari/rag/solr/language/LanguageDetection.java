@@ -20,8 +20,6 @@ import java.util.List;
  * built once per JVM, it is thread-safe.
  */
 public final class LanguageDetection {
-  private static volatile LanguageDetector detector;
-
   private final int sampleChars;
   private final int minLetters;
   private final double minConfidence;
@@ -54,23 +52,21 @@ public final class LanguageDetection {
   }
 
   private static LanguageDetector detector() {
-    LanguageDetector built = detector;
-    if (built == null) {
-      synchronized (LanguageDetection.class) {
-        built = detector;
-        if (built == null) {
-          try {
-            built =
-                LanguageDetectorBuilder.create(NgramExtractors.standard())
-                    .withProfiles(new LanguageProfileReader().readAllBuiltIn())
-                    .build();
-          } catch (IOException e) {
-            throw new UncheckedIOException("Could not read the language profiles", e);
-          }
-          detector = built;
-        }
+    return Detector.INSTANCE;
+  }
+
+  /** Read on first use (the profiles take a second), once per JVM, by the class loader's lock. */
+  private static final class Detector {
+    static final LanguageDetector INSTANCE = build();
+
+    private static LanguageDetector build() {
+      try {
+        return LanguageDetectorBuilder.create(NgramExtractors.standard())
+            .withProfiles(new LanguageProfileReader().readAllBuiltIn())
+            .build();
+      } catch (IOException e) {
+        throw new UncheckedIOException("Could not read the language profiles", e);
       }
     }
-    return built;
   }
 }
