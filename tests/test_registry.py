@@ -16,6 +16,7 @@ import pytest
 from datafari_rag import cli
 from datafari_rag.api.openapi import document
 from datafari_rag.api.ui import POINTS, STATIC
+from datafari_rag.app import create_app
 from datafari_rag.config import KEYS, Settings
 from datafari_rag.indexing.chunkers import CHUNKERS as CHUNKER_FUNCTIONS
 from datafari_rag.indexing.chunkers import chunk_document
@@ -75,7 +76,8 @@ def test_a_workflow_takes_every_registered_entry_and_nothing_else(field: str, re
 
 
 def test_the_openapi_enums_are_the_registry() -> None:
-    workflow = document("/Datafari/rest/v2.0", 4000)["components"]["schemas"]["Workflow"]["properties"]
+    schemas = document(create_app(Settings()), 4000)["components"]["schemas"]
+    workflow = schemas["WorkflowBody"]["properties"]
     assert workflow["retrieval"]["enum"] == list(RETRIEVAL_MODES.names)
     assert workflow["strategy"]["enum"] == list(STRATEGIES.names)
 

@@ -19,7 +19,9 @@ from ..config import KEYS, ConfigError, Settings, secret_key
 from ..errors import DatafariError
 from ..live import live_key, with_overrides
 from ..retrieval.rerank import build_reranker
+from .answers import SettingsAnswer
 from .context import get_services, live
+from .contract import endpoint, json, refusals
 from .errors import ok_content
 from .shapes import SettingsChange, read
 from .store_calls import store_call
@@ -72,7 +74,14 @@ def _answer() -> tuple[Response, int]:
     return ok_content({"settings": _listing(services.settings, overrides)}), 200
 
 
+THE_SETTINGS = json(SettingsAnswer, "the settings")
+
+
 @bp.get("/admin/settings")
+@endpoint(
+    "Every rag.properties key and its value now; secrets never shown (administrators)",
+    {200: THE_SETTINGS, **refusals(401, 403, 503)},
+)
 def read_settings() -> tuple[Response, int]:
     require_admin(WHAT)
     return _answer()
@@ -82,22 +91,27 @@ def _check_secret_follows_endpoint(changes: dict[str, str | None], base: Setting
     """A changed endpoint needs its secret in the same change (a value, "" for none; or null when
     the endpoint goes back to the file's too), which replaces the old one: else pointing the
     endpoint at one's own server would receive the hidden secret."""
-    for endpoint, secret in SECRET_OF_ENDPOINT.items():
-        if endpoint not in changes:
+    for url_key, secret in SECRET_OF_ENDPOINT.items():
+        if url_key not in changes:
             continue
-        field = KEYS[endpoint].name
-        after = changes[endpoint] if changes[endpoint] is not None else _text(getattr(base, field))
+        field = KEYS[url_key].name
+        after = changes[url_key] if changes[url_key] is not None else _text(getattr(base, field))
         if after == _text(getattr(current, field)):
             continue
-        if changes.get(secret) is None and not (changes[endpoint] is None and secret in changes):
+        if changes.get(secret) is None and not (changes[url_key] is None and secret in changes):
             raise DatafariError(
                 "settingsBadRequest",
-                f"{endpoint}: changing it sends {secret} to the new address; give {secret} in the same "
+                f"{url_key}: changing it sends {secret} to the new address; give {secret} in the same "
                 'change ("" for none), which replaces the old one.',
             )
 
 
 @bp.put("/admin/settings")
+@endpoint(
+    "Change run-time keys, checked whole, applied without restart (administrators)",
+    {200: THE_SETTINGS, **refusals(400, 401, 403, 413, 415, 503)},
+    SettingsChange,
+)
 def save_settings() -> tuple[Response, int]:
     admin = require_admin(WHAT)
     body = read(SettingsChange, "settingsBadRequest")

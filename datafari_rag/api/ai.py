@@ -24,13 +24,16 @@ from ..rag.pipeline import RagRequest
 from ..retrieval import RetrievalContext
 from ..retrieval.bm25 import bm25_documents
 from ..solr import SolrError
+from .answers import AiResponse, Error
 from .auth import current_access
 from .body import json_object
 from .capacity import answer_slot
 from .context import get_services
+from .contract import endpoint, json, refusals
 from .conversations import bind_answer, conversation_id
 from .errors import log_error
 from .rag import accept_language
+from .shapes import AiBody
 from .validation import (
     parse_format,
     parse_history,
@@ -44,12 +47,7 @@ from .validation import (
 bp = Blueprint("ai", __name__)
 
 ACTIONS = ("rag", "summarize", "search", "agentic")
-KNOWN = {"query", "q", "action", "id", "lang", "history", "filters", "agent", "conversationId", "memoryId", "format"}
-KNOWN |= {
-    "prompt",
-    "room_id",
-    "search_type",
-}  # 6.1/6.2 bodies (ai/stream shares this parser): the question the LLM answers
+KNOWN = set(AiBody.model_fields)  # 7.0's fields and 6.1/6.2's (ai/stream shares this parser)
 PREVIEW = 200  # characters of a source's text, as 7.0's sources carry
 
 
@@ -121,6 +119,14 @@ def _search(rag: RagRequest) -> dict[str, Any]:
 
 
 @bp.post("/ai")
+@endpoint(
+    "Datafari 7.0's AI API: rag, summarize, search, agentic",
+    {code: json(AiResponse, "7.0's ApiResponse") for code in (200, 400, 404, 409, 500)}
+    # refused before the view (Datafari's error JSON) or by it (7.0's ApiResponse)
+    | {code: json({"oneOf": [AiResponse, Error]}, "a refusal") for code in (401, 403, 503)}
+    | refusals(413, 415),
+    AiBody,
+)
 def ai() -> tuple[Response, int]:
     try:
         action, rag, echo = parsed(json_object("aiBadRequest"))

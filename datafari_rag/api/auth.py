@@ -1,7 +1,7 @@
 """Who is asking, resolved once per request before any view runs (flaskr's ``before_app_request``).
 
-Every endpoint needs an access except those in :data:`PUBLIC`: a new endpoint is secured unless
-someone decides otherwise (fail closed). A refused identity never reaches a view: its
+Every endpoint needs an access except those whose contract says ``public``: a new endpoint is
+secured unless someone decides otherwise (fail closed). A refused identity never reaches a view: its
 :class:`DatafariError` (401, 403, 503) goes straight to the error handler.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from flask import Blueprint, g, request
+from flask import Blueprint, current_app, g, request
 
 from ..config import Settings
 from ..errors import DatafariError
@@ -17,27 +17,20 @@ from ..security import UserAccess, resolve_access
 from ..security.authority import tokens_for
 from ..services import Services
 from .context import get_services
+from .contract import contract_of
 from .origin import cross_site
 from .store_calls import store_call
 
 bp = Blueprint("auth", __name__)
 
-# they serve no document and need no identity (sign-in is how one gets an identity; the UI's
-# files are the page that signs in)
-PUBLIC = frozenset(
-    {
-        "health.health",
-        "health.alive",
-        "metrics.scrape",
-        "openapi.openapi",
-        "users.login",
-        "ui.index",
-        "ui.static",
-        "resource_metadata.protected_resource",
-        "oauth_sign_in.page",
-        "oauth_sign_in.sign_in",
-    }
-)
+
+def is_public(endpoint: str | None) -> bool:
+    """Whether the endpoint's view declares ``public`` (api/contract.py): it serves no document and
+    needs no identity (sign-in is how one gets one; the UI's files are the page that signs in).
+    A view without a contract is not public."""
+    view = current_app.view_functions.get(endpoint or "")
+    contract = contract_of(view) if view is not None else None
+    return contract is not None and contract.public
 
 
 # a workflow's API key (``X-API-Key``) is accepted here only: it acts as the user it was made for
@@ -50,7 +43,7 @@ def load_access() -> None:
     refusal = cross_site(request.method, request.headers, get_services().settings.origins)
     if refusal is not None:  # first: a page of another site gets nothing run, sign-in included
         raise refusal
-    if request.endpoint is None or request.endpoint in PUBLIC:  # no route (404/405) or a public one
+    if request.endpoint is None or is_public(request.endpoint):  # no route (404/405) or a public one
         return
     settings = get_services().settings
     if request.headers.get(API_KEY_HEADER) is not None:

@@ -22,8 +22,10 @@ from ..conversations.usage import counted
 from ..errors import DatafariError
 from ..filters import SourceFilter
 from ..rag.pipeline import Event, RagRequest, Wrap
+from .answers import ConversationAnswer, UsageAnswer
 from .auth import current_access
 from .context import get_services
+from .contract import REFUSALS, Param, endpoint, json, names, refusals
 from .errors import ok_content
 from .shapes import ConversationTitle, NewConversation, read
 from .store_calls import store_call
@@ -51,13 +53,30 @@ def _tidy(title: str | None) -> str | None:
     return None if title is None else " ".join(title.split())
 
 
+THE_CONVERSATION = json(ConversationAnswer, "the conversation")
+USAGE = (
+    Param("room", description="one conversation's statistics"),
+    Param("user", description="administrators: that user's statistics"),
+)
+
+
 @bp.get("/conversations")
+@endpoint(
+    "My conversations, the most recently used first",
+    {200: json(ConversationAnswer, "the list"), **refusals(401, 403, 503)},
+)
 def list_conversations() -> tuple[Response, int]:
     owner = _owner()
     return _ok({"conversations": store_call(_store().list, owner)})
 
 
 @bp.post("/conversations")
+@endpoint(
+    "Start a conversation (its id goes in conversationId of ai/rag, ai/stream, ai)",
+    {201: json(ConversationAnswer, "the new conversation"), **refusals(400, 401, 403, 409, 413, 415, 503)},
+    NewConversation,
+    body_required=False,
+)
 def create_conversation() -> tuple[Response, int]:
     owner = _owner()
     title = _tidy(read(NewConversation, "conversationBadRequest").title)
@@ -65,6 +84,10 @@ def create_conversation() -> tuple[Response, int]:
 
 
 @bp.get("/conversations/<conversation_id>")
+@endpoint(
+    "One of my conversations, its turns and the sources I may still read",
+    {200: THE_CONVERSATION, **refusals(400, 401, 403, 404, 413, 415, 503)},
+)
 def read_conversation(conversation_id: str) -> tuple[Response, int]:
     owner = _owner()
     conversation = store_call(_store().get, owner, conversation_id)
@@ -72,6 +95,11 @@ def read_conversation(conversation_id: str) -> tuple[Response, int]:
 
 
 @bp.route("/conversations/<conversation_id>", methods=["PATCH", "PUT"])
+@endpoint(
+    "Rename one of my conversations",
+    {200: THE_CONVERSATION, **refusals(400, 401, 403, 404, 413, 415, 503)},
+    ConversationTitle,
+)
 def rename_conversation(conversation_id: str) -> tuple[Response, int]:
     owner = _owner()
     title = _tidy(read(ConversationTitle, "conversationBadRequest").title)
@@ -79,6 +107,10 @@ def rename_conversation(conversation_id: str) -> tuple[Response, int]:
 
 
 @bp.delete("/conversations/<conversation_id>")
+@endpoint(
+    "Delete one of my conversations and its turns",
+    {200: THE_CONVERSATION, **refusals(400, 401, 403, 404, 413, 415, 503)},
+)
 def delete_conversation(conversation_id: str) -> tuple[Response, int]:
     owner = _owner()
     store_call(_store().delete, owner, conversation_id)
@@ -86,11 +118,16 @@ def delete_conversation(conversation_id: str) -> tuple[Response, int]:
 
 
 @bp.get("/usage")
+@endpoint(
+    "Token statistics per day, conversation and model: mine; an administrator's: anyone's",
+    {200: json(UsageAnswer, "the rows and their totals"), **refusals(*REFUSALS)},
+    params=USAGE,
+)
 def usage() -> tuple[Response, int]:
     """Token statistics: mine (``room``: of one conversation); an administrator
     (``security.admins``) reads everyone's, or one user's with ``user``."""
     owner = _owner()
-    unknown = sorted(set(request.args) - {"room", "user"})
+    unknown = sorted(set(request.args) - names(USAGE))
     if unknown:
         raise DatafariError("conversationBadRequest", f"Unsupported parameter(s): {', '.join(unknown)}.")
     admins = get_services().settings.admin_names

@@ -36,7 +36,9 @@ from ..services import Services
 from ..solr import SolrClient, SolrError, admin, model_store, user_properties
 from ..solr.collection import Collection
 from ..store import StoreUnavailable
+from .answers import Health, Live
 from .context import get_services, live
+from .contract import endpoint, json
 
 bp = Blueprint("health", __name__)
 log = logging.getLogger(__name__)
@@ -227,6 +229,12 @@ def monitor() -> Monitor:
 
 @bp.get("/health")
 @bp.get("/health/ready")
+@endpoint(
+    "Readiness: Solr, both collections, the model store, the agent and the relational store, checked in the "
+    "background (/health is /health/ready)",
+    {200: json(Health, "every part is up"), 503: json(Health, "a part is down")},
+    public=True,
+)
 def health() -> Any:
     services = get_services()
     report, ready = monitor().latest(services)
@@ -235,5 +243,6 @@ def health() -> Any:
 
 
 @bp.get("/health/live")
+@endpoint("The process answers (nothing else is looked at)", {200: json(Live, "the process is up")}, public=True)
 def alive() -> Any:
     return jsonify({"status": "UP"}), 200

@@ -32,8 +32,11 @@ from ..indexing.files import SUFFIXES, all_documents
 from ..indexing.indexer import Indexer
 from ..indexing.jobs import JobStore, start_job
 from ..store import StoreUnavailable
+from .answers import IndexJobAnswer
 from .auth import current_access
 from .context import get_services
+from .contract import JSON, Reply, endpoint, refusals
+from .contract import json as json_reply
 from .errors import ok_content
 from .shapes import IndexJobRequest, read
 from .store_calls import store_call
@@ -81,6 +84,19 @@ def _callback(value: Any) -> str | None:
 def _json_job() -> tuple[list[Any], Any, Any]:
     body = read(IndexJobRequest, "jobBadRequest")
     return body.documents, body.workflow, body.callback
+
+
+# the multipart form _files_form reads
+UPLOAD_FORM = {
+    "type": "object",
+    "properties": {
+        "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
+        "fields": {"type": "string", "description": "JSON added to each file's document"},
+        "workflow": {"type": "string"},
+        "callback": {"type": "string"},
+    },
+}
+THE_JOB = json_reply(IndexJobAnswer, "the job")
 
 
 def _files_form() -> tuple[list[FileStorage], dict[str, Any], Any, Any]:
@@ -132,6 +148,11 @@ def _saved(files: list[FileStorage], fields: dict[str, Any]) -> tuple[Iterator[A
 
 
 @bp.post("/index/jobs")
+@endpoint(
+    "Index documents (JSON) or files (multipart) in the background; 202 with the job",
+    {202: THE_JOB, **refusals(400, 401, 403, 404, 413, 415, 503)},
+    {JSON: IndexJobRequest, "multipart/form-data": UPLOAD_FORM},
+)
 def create_job() -> tuple[Response, int]:
     """Everything is checked before a file is saved or a job recorded: a refused job leaves nothing."""
     may_write()
@@ -174,11 +195,18 @@ def _owned(job_id: str) -> dict[str, Any]:
 
 
 @bp.get("/index/jobs/<job_id>")
+@endpoint(
+    "A job's progress: percent, documents, chunks, failures, errors", {200: THE_JOB, **refusals(401, 403, 404, 503)}
+)
 def read_job(job_id: str) -> tuple[Response, int]:
     return ok_content({"job": _owned(job_id)}), 200
 
 
 @bp.get("/index/jobs/<job_id>/events")
+@endpoint(
+    "A job's progress as Server-Sent Events (progress, then done)",
+    {200: Reply("the events", {"text/event-stream": {"type": "string"}}), **refusals(401, 403, 404, 503)},
+)
 def job_events(job_id: str) -> Response:
     """``progress`` events as the job moves, then ``done`` (its last state) and the end."""
     job = _owned(job_id)

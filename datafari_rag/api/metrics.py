@@ -10,11 +10,21 @@ from flask import Blueprint, Flask, Response, g, request
 
 from .. import metrics
 from .context import get_services
+from .contract import Reply, endpoint
 
 bp = Blueprint("metrics", __name__)
 
 
+TEXT = {"text/plain": {"type": "string"}}
+
+
 @bp.get("/metrics")
+@endpoint(
+    "Prometheus metrics of every worker: requests, latency, errors per label, the circuit, answer slots, LLM calls "
+    "and tokens, embedding calls, indexing jobs",
+    {200: Reply("Prometheus' text format", TEXT), 404: Reply("metrics.enabled is false", TEXT)},
+    public=True,
+)
 def scrape() -> Response:
     if not get_services().settings.metrics_enabled:
         return Response("metrics.enabled is false\n", status=404, content_type="text/plain")

@@ -21,7 +21,9 @@ from mcp.server.auth.provider import construct_redirect_uri
 from werkzeug.wrappers import Response as WerkzeugResponse
 
 from ..errors import DatafariError
+from .answers import Error
 from .context import get_services
+from .contract import HTML, Param, Reply, endpoint, json
 from .oauth import SIGN_IN, issue_code, issuer_of, open_pending
 from .store_calls import store_call
 from .ui import POLICY
@@ -77,13 +79,47 @@ def _where(uri: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
+PAGE: dict[str, Any] = {HTML: {}}
+PENDING = {"type": "string", "description": "the pending authorization /authorize signed"}
+FORM = {  # what sign_in reads
+    "type": "object",
+    "required": ["request"],
+    "properties": {
+        "request": PENDING,
+        "username": {"type": "string"},
+        "password": {"type": "string"},
+        "decision": {"type": "string", "enum": ["allow", "deny"]},
+    },
+}
+EXPIRED_PAGE = Reply("a request that is not valid or has expired", PAGE)
+
+
 @bp.get(SIGN_IN)
+@endpoint(
+    "The sign-in page of /mcp's OAuth authorization server",
+    {200: Reply("the page", PAGE), 400: EXPIRED_PAGE},
+    params=(Param("request", PENDING, required=True),),
+    public=True,
+)
 def page() -> Response:
     pending = open_pending(get_services().settings, request.args.get("request", ""))
     return _page(200, pending) if pending else _page(400, None, EXPIRED)
 
 
 @bp.post(SIGN_IN)
+@endpoint(
+    "Signs in (or denies) and sends the browser back to the MCP client",
+    {
+        302: Reply("to the client's redirect URI, with a code or access_denied"),
+        400: EXPIRED_PAGE,
+        401: Reply("a wrong username or password: the page again", PAGE),
+        403: json(Error, "posted from another site's page"),
+        429: Reply("too many failed sign-ins: the page again", PAGE),
+        503: Reply("the user store cannot be reached: the page again", PAGE),
+    },
+    {"application/x-www-form-urlencoded": FORM},
+    public=True,
+)
 def sign_in() -> WerkzeugResponse:
     services = get_services()
     pending = open_pending(services.settings, request.form.get("request", ""))

@@ -7,15 +7,19 @@ from flask import Blueprint, Response, request
 from ..errors import DatafariError
 from ..prompts import LANGUAGES
 from ..rag.pipeline import Pipeline, RagRequest, Wrap
+from .answers import Error, Ok
 from .auth import current_access
 from .body import json_object
 from .capacity import answer_slot
 from .context import get_services
+from .contract import CONVERSATION_REFUSALS, REFUSALS, endpoint, json, refusals
 from .conversations import bind_answer, conversation_id
 from .errors import ok
-from .validation import parse_format, parse_id, parse_lang, parse_prompt, parse_query, rag_request
+from .shapes import RagBody, Reading, SummarizeBody, rag_request
+from .validation import parse_format, parse_id, parse_lang, parse_prompt, parse_query
 
 bp = Blueprint("rag", __name__)
+ANSWER = json({"oneOf": [Ok, Error]}, "the answer, or Datafari's error JSON (HTTP 200 for both)")
 
 
 def accept_language() -> str | None:
@@ -31,6 +35,11 @@ def run_rag(rag: RagRequest, wrap: Wrap | None = None, pipeline: Pipeline | None
 
 
 @bp.post("/ai/rag")
+@endpoint(
+    "An answer from the index (with id: from that one document)",
+    {200: ANSWER, **refusals(*REFUSALS, *CONVERSATION_REFUSALS)},
+    RagBody,
+)
 def ai_rag() -> Response:
     settings = get_services().settings
     body = json_object("ragBadRequest")
@@ -52,12 +61,12 @@ def select_rag() -> Response:
 
 
 @bp.post("/ai/summarize")
+@endpoint("A summary of one document", {200: ANSWER, **refusals(*REFUSALS)}, SummarizeBody)
 def ai_summarize() -> Response:
-    body = json_object("summarizationBadRequest")
-    doc_id = parse_id(body.get("id"), "summarizationBadRequest")
-    if doc_id is None:
-        raise DatafariError("summarizationBadRequest", "'id' is required.")
-    lang = parse_lang(body.get("lang"), "summarizationBadRequest") or accept_language()
+    label = "summarizationBadRequest"
+    body = SummarizeBody.model_validate(json_object(label), context=Reading(label, 0))
+    if body.id is None:
+        raise DatafariError(label, "'id' is required.")
     with answer_slot("summarizationTechnicalError"):
-        summary = get_services().pipeline.summarize(doc_id, lang, current_access())
+        summary = get_services().pipeline.summarize(body.id, body.lang or accept_language(), current_access())
     return ok(summary, [])

@@ -16,7 +16,9 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
 
+from .answers import ResourceMetadata
 from .context import get_services
+from .contract import endpoint, json
 from .oauth import issuer_of, serves_oauth
 
 bp = Blueprint("resource_metadata", __name__)
@@ -43,6 +45,11 @@ def metadata(root: str, issuer: str | None) -> dict[str, Any]:
 
 @bp.get(WELL_KNOWN + RESOURCE)
 @bp.get(WELL_KNOWN)
+@endpoint(
+    "OAuth protected-resource metadata of /mcp (RFC 9728): its authorization server",
+    {200: json(ResourceMetadata, "the metadata")},
+    public=True,
+)
 def protected_resource() -> Response:
     settings = get_services().settings
     own = issuer_of(request.url_root) if serves_oauth(settings) else None

@@ -17,24 +17,63 @@ from flask import Blueprint, Response, request
 
 from ..chunk_fields import PARENT
 from ..errors import DatafariError
+from ..prompts import FORMATS, LANGUAGES
 from ..retrieval.base import words_only
 from ..retrieval.vector import guarded_knn
 from ..solr import SolrError
 from . import search_params
+from .answers import Error, Ok, SolrResults, Suggestions
 from .auth import current_access
 from .context import get_services
+from .contract import REFUSALS, Param, endpoint, names, refusals
+from .contract import json as json_reply
 from .rag import select_rag
-from .validation import bounded_int, field_list, sort_clause, without_acl_fields
+from .validation import MAX_ID_CHARS, bounded_int, field_list, sort_clause, without_acl_fields
 
 bp = Blueprint("search", __name__)
 
-SELECT_PARAMS = {"q", "q.op", "start", "rows", "sort", "fl", "action", "format", "lang", "id", "wt"}
-SEARCH_PARAMS = SELECT_PARAMS | search_params.names()
-RAG_SELECT_PARAMS = SELECT_PARAMS | {"prompt"}  # Datafari 6.1's question for the LLM, with action=rag
-VECTOR_PARAMS = {"q", "queryrag", "topK", "model", "fl", "rows", "wt"}
 MODEL_NAME = re.compile(r"^[A-Za-z0-9_\-]{1,100}$")
-SUGGEST_PARAMS = {"q", "action", "autocomplete", "spellcheck.collateParam.q.op", "rows", "aggregator"}
 MAX_SUGGESTIONS = 10
+NAME_LIST = r"^\s*([A-Za-z_*][A-Za-z0-9_.]*)(\s*,\s*[A-Za-z_*][A-Za-z0-9_.]*)*\s*$"
+OPERATOR = {"enum": ["AND", "OR"]}
+FL = Param("fl", {"type": "string", "pattern": NAME_LIST})
+WT = Param("wt", {"enum": ["json"]})
+SELECT = (
+    Param("q", {"type": "string", "minLength": 1}, "the query (edismax); with action=rag, the question", True),
+    Param("q.op", OPERATOR),
+    Param("start", {"type": "integer", "minimum": 0, "maximum": 10_000}),
+    Param("rows", {"type": "integer", "minimum": 0, "maximum": 1000}),
+    Param("sort", {"type": "string", "pattern": r"^\s*[A-Za-z_][A-Za-z0-9_]*\s+(asc|desc)\s*$"}),
+    FL,
+    Param("action", {"enum": ["rag"]}, "rag: Datafari's deprecated RAG path"),
+    Param("format", {"enum": ["default", *sorted(FORMATS)]}),
+    Param("lang", {"enum": sorted(LANGUAGES)}),
+    Param("id", {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}),
+    WT,
+)
+PROMPT = Param("prompt", {"type": "string", "minLength": 1}, "with action=rag (6.1): the question the LLM answers")
+VECTOR = (
+    Param("queryrag", {"type": "string", "minLength": 1}, "the text to embed", True),
+    Param("q", {"type": "string"}, "an alias of queryrag"),
+    Param("topK", {"type": "integer", "minimum": 1, "maximum": 1000}),
+    Param("rows", {"type": "integer", "minimum": 1, "maximum": 1000}),
+    Param("model", {"type": "string", "pattern": MODEL_NAME.pattern}),
+    FL,
+    WT,
+)
+SUGGEST = (
+    Param("q", {"type": "string", "maxLength": 200}, "what was typed; its last word is a prefix"),
+    Param("rows", {"type": "integer", "minimum": 1, "maximum": MAX_SUGGESTIONS}),
+    Param("action", {"enum": ["suggest"]}),
+    Param("autocomplete", {"enum": ["true", "false"]}),
+    Param("spellcheck.collateParam.q.op", OPERATOR),
+    Param("aggregator"),
+)
+SELECT_PARAMS = names(SELECT)
+SEARCH_PARAMS = SELECT_PARAMS | search_params.names()
+RAG_SELECT_PARAMS = SELECT_PARAMS | {PROMPT.name}  # Datafari 6.1's question for the LLM, with action=rag
+VECTOR_PARAMS = names(VECTOR)
+SUGGEST_PARAMS = names(SUGGEST)
 
 
 def _only(allowed: set[str], per_field: bool = False) -> None:
@@ -75,6 +114,16 @@ def _solr_failure(exc: SolrError) -> DatafariError:
 
 
 @bp.get("/search/select")
+@endpoint(
+    "Search FileShare (BM25) with the user's access; with action=rag, an answer",
+    {
+        200: json_reply(
+            {"oneOf": [SolrResults, Ok, Error]}, "Solr's results, or (action=rag) the answer, or Datafari's error JSON"
+        ),
+        **refusals(*REFUSALS),
+    },
+    params=(*SELECT, PROMPT, *search_params.params()),
+)
 def select() -> Response:
     if request.args.get("action") == "rag":
         _only(RAG_SELECT_PARAMS)
@@ -107,6 +156,11 @@ def select() -> Response:
 
 
 @bp.get("/search/vector")
+@endpoint(
+    "kNN over VectorMain's chunks with the user's access and the parent check",
+    {200: json_reply({"oneOf": [SolrResults, Error]}, "Solr's results or an error"), **refusals(*REFUSALS)},
+    params=VECTOR,
+)
 def vector() -> Response:
     """kNN over VectorMain, as Solr's ``/vector`` answers it, without the chunks whose parent the
     user may not read now (the parent check of :mod:`datafari_rag.retrieval.guard`)."""
@@ -140,6 +194,11 @@ def vector() -> Response:
 
 
 @bp.get("/search/suggest")
+@endpoint(
+    "DatafariUI's autocomplete: titles of readable documents matching what was typed",
+    {200: json_reply({"oneOf": [Suggestions, Error]}, "collations, or an error"), **refusals(*REFUSALS)},
+    params=SUGGEST,
+)
 def suggest() -> Response:
     """DatafariUI's autocomplete: the titles of the documents the user may read whose title
     matches what was typed (its last word as a prefix), as Solr's spellcheck collations (the shape

@@ -23,6 +23,7 @@ from werkzeug.datastructures import MultiDict
 
 from ..errors import DatafariError
 from ..retrieval.bm25 import highlighting as passage_highlighting
+from .contract import Param
 from .validation import FIELD_NAME, bounded_int, names_acl_field
 
 TAG = re.compile(r"^[A-Za-z0-9_\-.]{1,100}$")
@@ -91,9 +92,18 @@ GLOBAL = ("facet", "hl", "hl.fl", "aggregator")
 HIGHLIGHTING = {**passage_highlighting(200, '<span class="em">', "</span>"), "hl.encoder": "html"}
 
 
+def params() -> tuple[Param, ...]:
+    """Every parameter this module reads, as documented (per-field options are matched by pattern)."""
+    text = {"type": "string", "minLength": 1}
+    repeatable = "repeatable; local params: tag, ex, key only"
+    return (
+        *(Param(name, text, repeatable, repeatable=True) for name in REPEATABLE),
+        *(Param(name) for name in (*OPTIONS, *GLOBAL)),
+    )
+
+
 def names() -> set[str]:
-    """Every parameter name this module reads (per-field options are matched by pattern)."""
-    return set(REPEATABLE) | set(OPTIONS) | set(GLOBAL)
+    return {p.name for p in params()}
 
 
 def is_per_field(name: str) -> bool:

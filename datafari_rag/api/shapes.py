@@ -6,12 +6,30 @@ store that owns it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, WithJsonSchema
 
 from ..errors import DatafariError
+from ..filters import FIELDS as FILTER_FIELDS
+from ..prompts import FORMATS, LANGUAGES
+from ..rag.pipeline import RagRequest
+from ..registry import RETRIEVAL_MODES, STRATEGIES
 from .body import json_object
+from .validation import (
+    MAX_HISTORY,
+    MAX_ID_CHARS,
+    ROLES,
+    SEARCH_TYPES,
+    parse_format,
+    parse_history,
+    parse_id,
+    parse_lang,
+    parse_prompt,
+    parse_query,
+    parse_search_type,
+)
 
 S = TypeVar("S", bound="Shape")
 USERNAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$"
@@ -71,6 +89,196 @@ class SettingsChange(Shape):
     values: dict[str, SettingValue] = Field(min_length=1)
 
 
+class NewApiKey(Shape):
+    name: str = Field(default="", max_length=100)
+    username: str | None = None  # default: the administrator creating it
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the answer bodies' checks need: the refusal's label, the configured longest query."""
+
+    label: str
+    max_query: int
+
+
+# The configured longest query: the document writes ``query.max.length``'s value here.
+MAX_QUERY = "{query.max.length}"
+QUESTION = {"type": "string", "minLength": 1, "maxLength": MAX_QUERY}
+
+
+def _reading(info: ValidationInfo) -> Reading:
+    if not isinstance(info.context, Reading):  # a programming error, never a client's
+        raise TypeError("an answer body is validated with its Reading as the context")
+    return info.context
+
+
+def _query(value: Any, info: ValidationInfo) -> str:
+    return parse_query(value, _reading(info).max_query)
+
+
+def _prompt(value: Any, info: ValidationInfo) -> str | None:
+    return parse_prompt(value, _reading(info).max_query)
+
+
+def _id(value: Any, info: ValidationInfo) -> str | None:
+    return parse_id(value, _reading(info).label)
+
+
+def _lang(value: Any, info: ValidationInfo) -> str | None:
+    return parse_lang(value, _reading(info).label)
+
+
+def _format(value: Any, info: ValidationInfo) -> str | None:
+    return parse_format(value)
+
+
+def _history(value: Any, info: ValidationInfo) -> list[dict[str, str]]:
+    return parse_history(value, _reading(info).label)
+
+
+def _search_type(value: Any, info: ValidationInfo) -> str:
+    return parse_search_type(value, _reading(info).label)
+
+
+def _history_schema(text: str) -> dict[str, Any]:
+    item = {"role": {"enum": list(ROLES)}, text: {"type": "string"}}
+    return {
+        "type": "array",
+        "maxItems": MAX_HISTORY,
+        "items": {"type": "object", "properties": item, "required": ["role", text], "additionalProperties": False},
+    }
+
+
+# Fields checked by validation.py's parsers (their DatafariError is the refusal, with the label
+# of the body's Reading), documented by the schema beside them.
+Question = Annotated[Any, BeforeValidator(_query), WithJsonSchema(QUESTION)]
+Prompt = Annotated[
+    Any,
+    BeforeValidator(_prompt),
+    WithJsonSchema({**QUESTION, "description": "Datafari 6.1: the question the LLM answers; query is searched"}),
+]
+DocId = Annotated[
+    Any, BeforeValidator(_id), WithJsonSchema({"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS})
+]
+LANG_SCHEMA = {"type": "string", "enum": sorted(LANGUAGES), "description": "ISO 639-1 answer language"}
+Lang = Annotated[Any, BeforeValidator(_lang), WithJsonSchema(LANG_SCHEMA)]
+FORMAT_SCHEMA = {"type": "string", "enum": ["default", *sorted(FORMATS)]}
+Format = Annotated[Any, BeforeValidator(_format), WithJsonSchema(FORMAT_SCHEMA)]
+History = Annotated[Any, BeforeValidator(_history), WithJsonSchema(_history_schema("content"))]
+SearchType = Annotated[
+    Any,
+    BeforeValidator(_search_type),
+    WithJsonSchema({"enum": list(SEARCH_TYPES), "description": "chat-core's modes"}),
+]
+# checked with the turn's store (api/conversations.py conversation_id): documented here
+ConversationRef = Annotated[
+    Any,
+    WithJsonSchema({"type": "string", "maxLength": MAX_ID_CHARS, "description": "a conversation kept on the server"}),
+]
+Filters = Annotated[
+    Any,
+    WithJsonSchema(
+        {
+            "type": "object",
+            "description": "field -> values; fields: " + ", ".join(FILTER_FIELDS),
+            "additionalProperties": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        }
+    ),
+]
+
+
+class RagBody(Shape):
+    # a missing query, history or search_type gets its parser's own sentence (validate_default)
+    """The body of ``ai/rag`` and ``ai/stream`` (Datafari 6.1/6.2); other fields are ignored."""
+
+    model_config = ConfigDict(extra="ignore", json_schema_extra={"required": ["query"]})
+
+    query: Question = Field(default=None, validate_default=True)
+    id: DocId = None
+    lang: Lang = None
+    history: History = Field(default=None, validate_default=True)
+    format: Format = None
+    prompt: Prompt = None
+    search_type: SearchType = Field(default=None, validate_default=True)
+    conversationId: ConversationRef = None
+    room_id: ConversationRef = None
+
+
+class WorkflowQuery(RagBody):
+    """``ai/rag``'s body and Datafari 7.0's ``filters``, which narrow the workflow's."""
+
+    filters: Filters = None
+
+
+class SummarizeBody(Shape):
+    model_config = ConfigDict(extra="ignore", json_schema_extra={"required": ["id"]})
+
+    id: DocId = None
+    lang: Lang = None
+
+
+class AiBody(Shape):
+    """Datafari 7.0's AiRequest (and the 6.x fields ``ai/stream`` shares); what each action needs
+    is checked by ``api/ai.py``."""
+
+    model_config = ConfigDict(extra="forbid", strict=False)
+
+    query: Annotated[Any, WithJsonSchema(QUESTION)] = None
+    q: Annotated[Any, WithJsonSchema(QUESTION)] = None
+    action: Annotated[Any, WithJsonSchema({"enum": ["rag", "summarize", "search", "agentic"]})] = None
+    id: Annotated[Any, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS})] = None
+    lang: Annotated[Any, WithJsonSchema(LANG_SCHEMA)] = None
+    format: Annotated[Any, WithJsonSchema(FORMAT_SCHEMA)] = None
+    history: Annotated[Any, WithJsonSchema(_history_schema("message"))] = None
+    prompt: Annotated[Any, WithJsonSchema(QUESTION)] = None
+    filters: Filters = None
+    agent: Annotated[Any, WithJsonSchema({"type": "string"})] = None
+    conversationId: ConversationRef = None
+    room_id: ConversationRef = None
+    search_type: Annotated[Any, WithJsonSchema({"enum": list(SEARCH_TYPES)})] = None
+    memoryId: Annotated[Any, WithJsonSchema({"type": "string", "maxLength": 200})] = None
+
+
+class WorkflowBody(Shape):
+    """A workflow: its retrieval, strategy, prompt and stages (docs/workflows.md); every field is
+    checked by ``workflows/spec.py`` ``parse_workflow``, whose field list this must equal
+    (``tests/test_contract.py``)."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"required": ["name"]})
+
+    name: Annotated[Any, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 100})] = None
+    description: Annotated[Any, WithJsonSchema({"type": "string", "maxLength": 500})] = None
+    retrieval: Annotated[
+        Any, WithJsonSchema({"enum": list(RETRIEVAL_MODES.names), "description": RETRIEVAL_MODES.help()})
+    ] = None
+    strategy: Annotated[Any, WithJsonSchema({"enum": list(STRATEGIES.names), "description": STRATEGIES.help()})] = None
+    parentChild: Annotated[Any, WithJsonSchema({"type": "boolean"})] = None
+    instructions: Annotated[Any, WithJsonSchema({"type": "string", "maxLength": 4000})] = None
+    chunker: Annotated[Any, WithJsonSchema({"type": "object"})] = None
+    queryEnhancers: Annotated[Any, WithJsonSchema({"type": "array", "items": {"type": "object"}})] = None
+    filters: Filters = None
+    ranker: Annotated[Any, WithJsonSchema({"oneOf": [{"type": "null"}, {"type": "object"}]})] = None
+    collection: Annotated[
+        Any, WithJsonSchema({"type": "string", "description": "its own <collection>_FileShare and _VectorMain"})
+    ] = None
+    default: Annotated[Any, WithJsonSchema({"type": "boolean"})] = None
+
+
+def rag_request(body: dict[str, Any], max_query: int, default_lang: str | None) -> RagRequest:
+    """The body of ``POST ai/rag`` (or a workflow's query) as the pipeline's request."""
+    rag = RagBody.model_validate(body, context=Reading("ragBadRequest", max_query))
+    return RagRequest(
+        query=rag.query,
+        doc_id=rag.id,
+        lang=rag.lang or default_lang,
+        history=rag.history,
+        format=rag.format,
+        question=rag.prompt,
+        mode=rag.search_type,
+    )
+
+
 # every body shape, by the name the OpenAPI document gives it
 SHAPES: tuple[type[Shape], ...] = (
     Login,
@@ -80,6 +288,12 @@ SHAPES: tuple[type[Shape], ...] = (
     ConversationTitle,
     IndexJobRequest,
     SettingsChange,
+    NewApiKey,
+    RagBody,
+    WorkflowQuery,
+    SummarizeBody,
+    AiBody,
+    WorkflowBody,
 )
 
 
@@ -127,17 +341,3 @@ def _sentence(error: Any) -> str:
     for bound in ("min", "max"):  # "1 character", "8 characters"
         ctx[f"{bound}_s"] = "" if ctx.get(f"{bound}_length") == 1 else "s"
     return template.format(name=name, **ctx)
-
-
-def components() -> dict[str, Any]:
-    """The OpenAPI schemas of every shape, named as the classes."""
-    return {model.__name__: _untitled(model.model_json_schema()) for model in SHAPES}
-
-
-def _untitled(schema: Any) -> Any:
-    """The schema without pydantic's ``title`` annotations (a property named ``title`` stays)."""
-    if isinstance(schema, dict):
-        return {k: _untitled(v) for k, v in schema.items() if not (k == "title" and isinstance(v, str))}
-    if isinstance(schema, list):
-        return [_untitled(v) for v in schema]
-    return schema

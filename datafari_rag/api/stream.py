@@ -26,12 +26,15 @@ from flask import Blueprint, Response, request, stream_with_context
 from ..errors import DatafariError
 from ..rag.pipeline import INTERNAL_EVENTS, QUALITY_KEYS, Event, RagRequest, Wrap
 from .ai import parsed
+from .answers import Error
 from .auth import current_access
 from .body import json_object
 from .capacity import Hold, slots
 from .context import get_services
+from .contract import CONVERSATION_REFUSALS, JSON, REFUSALS, Reply, endpoint, refusals
 from .conversations import bind_answer
 from .errors import log_error
+from .shapes import RagBody
 
 bp = Blueprint("stream", __name__)
 
@@ -156,6 +159,17 @@ def sse(events: Iterator[Event], debug: bool = False) -> Iterator[str]:
 
 
 @bp.post("/ai/stream")
+@endpoint(
+    "The answer as it is generated: NDJSON, or SSE with Accept: text/event-stream",
+    {
+        200: Reply(
+            "the events; a request refused before they start: Datafari's error JSON",
+            {"application/x-ndjson": {"type": "string"}, "text/event-stream": {"type": "string"}, JSON: Error},
+        ),
+        **refusals(*REFUSALS, *CONVERSATION_REFUSALS),
+    },
+    RagBody,
+)
 def ai_stream() -> Response:
     """6.2's body (``query``, ``history`` of ``{role, content}``…) or 7.0's (``q``, ``{role,
     message}``, ``filters``; ``action`` rag, the one that streams)."""

@@ -15,7 +15,9 @@ from pathlib import Path
 from flask import Blueprint, Response, send_from_directory
 
 from ..registry import EXTENSION_POINTS
+from .answers import Error
 from .context import get_services
+from .contract import JSON, Reply, endpoint, page
 
 STATIC = Path(__file__).resolve().parent.parent / "ui" / "static"
 POLICY = (
@@ -45,12 +47,21 @@ def _policy(response: Response) -> Response:
 
 
 @bp.get("/ui/")  # /ui is redirected here (Flask's strict slashes): the page's relative links need the slash
+@endpoint("The web UI (docs/ui.md)", {200: page("the page")}, public=True)
 def index() -> Response:
     page = _index(get_services().settings.api_prefix.rstrip("/"))
     return Response(page, mimetype="text/html", headers={"Cache-Control": "no-cache"})
 
 
 @bp.get("/ui/static/<name>")
+@endpoint(
+    "A file of the web UI",
+    {
+        200: Reply("the file", {media: {} for media in ("text/javascript", "text/css", "text/html")}),
+        404: Reply("no such file", {JSON: Error}),
+    },
+    public=True,
+)
 def static(name: str) -> Response:
     """A file of the UI (send_from_directory refuses any path outside the folder: 404)."""
     response = send_from_directory(STATIC, name, max_age=0)

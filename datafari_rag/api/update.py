@@ -12,8 +12,10 @@ from flask import Blueprint, Response, jsonify, request
 from ..errors import DatafariError
 from ..indexing.indexer import DocResult
 from ..solr import SolrError, update_syntax
+from .answers import Error, UpdateResult
 from .auth import current_access
 from .context import get_services
+from .contract import REFUSALS, Param, endpoint, json, refusals
 
 bp = Blueprint("update", __name__)
 
@@ -34,7 +36,24 @@ def may_write() -> None:
     raise DatafariError("accessForbidden", "This user may not write to the index (see security.update.users).")
 
 
+# Solr's JSON update syntax: a list of documents, or an object of commands
+UPDATE_BODY = {"oneOf": [{"type": "array", "items": {}}, {"type": "object"}]}
+PER_DOCUMENT = json({"oneOf": [UpdateResult, Error]}, "per document, or a refusal")
+
+
 @bp.post("/update")
+@endpoint(
+    "Index documents: Solr's JSON update syntax; parents to FileShare, chunks to VectorMain",
+    {
+        **refusals(*REFUSALS, 500),
+        200: json(UpdateResult, "every document written whole: one result per document"),
+        # refused documents (400) or a service failing for some (503): the results say which
+        400: PER_DOCUMENT,
+        503: PER_DOCUMENT,
+    },
+    UPDATE_BODY,
+    params=(Param("commit", {"enum": ["true", "false"]}), Param("commitWithin", {"type": "integer"})),
+)
 def update() -> Response:
     may_write()
     indexer = get_services().indexer

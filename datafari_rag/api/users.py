@@ -19,8 +19,10 @@ from flask import Blueprint, Response, request
 from ..config import Settings
 from ..errors import DatafariError
 from ..store.users import User, UserStore
+from .answers import UserAnswer
 from .auth import current_access
 from .context import get_services
+from .contract import endpoint, json, refusals
 from .errors import ok_content
 from .shapes import Login, NewUser, UserChange, read
 from .store_calls import store_call
@@ -101,6 +103,12 @@ def signed_in(username: object, password: object) -> User:
 
 
 @bp.post("/auth/login")
+@endpoint(
+    "Sign in with a local account: a Bearer token for every other endpoint",
+    {200: json(UserAnswer, "the token"), **refusals(400, 401, 413, 415, 422, 429, 503)},
+    Login,
+    public=True,
+)
 def login() -> tuple[Response, int]:
     body = read(Login, "userBadRequest")
     user = signed_in(body.username, body.password)
@@ -109,11 +117,17 @@ def login() -> tuple[Response, int]:
 
 
 @bp.get("/users")
+@endpoint("Local users (administrators)", {200: json(UserAnswer, "the users"), **refusals(401, 403, 503)})
 def list_users() -> tuple[Response, int]:
     return _ok({"users": [u.as_dict() for u in store_call(_admin().list)]})
 
 
 @bp.post("/users")
+@endpoint(
+    "Create a local user (administrators)",
+    {201: json(UserAnswer, "the user"), **refusals(400, 401, 403, 409, 413, 415, 503)},
+    NewUser,
+)
 def create_user() -> tuple[Response, int]:
     store = _admin()
     body = read(NewUser, "userBadRequest")
@@ -122,6 +136,11 @@ def create_user() -> tuple[Response, int]:
 
 
 @bp.put("/users/<username>")
+@endpoint(
+    "Change a local user's password or role (administrators)",
+    {200: json(UserAnswer, "done"), **refusals(400, 401, 403, 404, 413, 415, 503)},
+    UserChange,
+)
 def update_user(username: str) -> tuple[Response, int]:
     store = _admin()
     body = read(UserChange, "userBadRequest")
@@ -130,6 +149,10 @@ def update_user(username: str) -> tuple[Response, int]:
 
 
 @bp.delete("/users/<username>")
+@endpoint(
+    "Delete a local user (administrators)",
+    {200: json(UserAnswer, "done"), **refusals(400, 401, 403, 404, 413, 415, 503)},
+)
 def delete_user(username: str) -> tuple[Response, int]:
     store_call(_admin().delete, username)
     return _ok({"deleted": username})

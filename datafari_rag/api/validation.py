@@ -7,7 +7,6 @@ from typing import Any
 
 from ..errors import DatafariError
 from ..prompts import FORMATS, LANGUAGES
-from ..rag.pipeline import RagRequest
 
 ROLES = ("user", "assistant", "system")
 MAX_HISTORY = 100
@@ -87,21 +86,6 @@ def parse_history(value: Any, label: str = "ragBadRequest") -> list[dict[str, st
             )
         history.append({"role": message["role"], "content": text})
     return history
-
-
-def rag_request(body: Any, max_query_length: int, default_lang: str | None) -> RagRequest:
-    """The body of ``POST ai/rag`` (or ``ai/stream``), validated."""
-    if not isinstance(body, dict):
-        raise DatafariError("ragBadRequest", "The request body must be a JSON object.")
-    return RagRequest(
-        query=parse_query(body.get("query"), max_query_length),
-        doc_id=parse_id(body.get("id")),
-        lang=parse_lang(body.get("lang")) or default_lang,
-        history=parse_history(body.get("history")),
-        format=parse_format(body.get("format")),
-        question=parse_prompt(body.get("prompt"), max_query_length),
-        mode=parse_search_type(body.get("search_type")),
-    )
 
 
 FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")

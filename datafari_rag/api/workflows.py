@@ -27,14 +27,16 @@ from ..solr.bootstrap import SchemaProblem, ensure_collections
 from ..store.users import check_username
 from ..workflows.spec import WorkflowSpec, parse_workflow
 from ..workflows.store import StoredWorkflow, WorkflowStore
+from .answers import WorkflowAnswer
 from .body import json_object
 from .context import get_services, live
+from .contract import CONVERSATION_REFUSALS, REFUSALS, Param, endpoint, json, refusals
 from .conversations import bind_answer, conversation_id
 from .errors import ok_content
-from .rag import accept_language, run_rag
+from .rag import ANSWER, accept_language, run_rag
+from .shapes import NewApiKey, WorkflowBody, WorkflowQuery, rag_request, read
 from .store_calls import store_call
 from .users import require_admin
-from .validation import rag_request
 
 bp = Blueprint("workflows", __name__)
 WHAT = "Managing workflows"
@@ -72,13 +74,22 @@ def _saved(workflow: StoredWorkflow) -> StoredWorkflow:
     return workflow
 
 
+DONE = json(WorkflowAnswer, "done")
+
+
 @bp.get("/workflows")
+@endpoint("The workflows (administrators)", {200: DONE, **refusals(401, 403, 503)})
 def list_workflows() -> tuple[Response, int]:
     require_admin(WHAT)
     return _ok({"workflows": [w.as_dict() for w in store_call(workflow_store().list)]})
 
 
 @bp.post("/workflows")
+@endpoint(
+    "Create a workflow, checked whole (administrators)",
+    {201: DONE, **refusals(400, 401, 403, 409, 413, 415, 503)},
+    WorkflowBody,
+)
 def create_workflow() -> tuple[Response, int]:
     require_admin(WHAT)
     spec = _checked(json_object("workflowBadRequest"))
@@ -86,12 +97,18 @@ def create_workflow() -> tuple[Response, int]:
 
 
 @bp.get("/workflows/<workflow_id>")
+@endpoint("One workflow (administrators)", {200: DONE, **refusals(401, 403, 404, 503)})
 def read_workflow(workflow_id: str) -> tuple[Response, int]:
     require_admin(WHAT)
     return _ok({"workflow": store_call(workflow_store().get, workflow_id).as_dict()})
 
 
 @bp.put("/workflows/<workflow_id>")
+@endpoint(
+    "Replace a workflow, checked whole (administrators)",
+    {200: DONE, **refusals(400, 401, 403, 404, 409, 413, 415, 503)},
+    WorkflowBody,
+)
 def replace_workflow(workflow_id: str) -> tuple[Response, int]:
     require_admin(WHAT)
     store = workflow_store()
@@ -105,6 +122,7 @@ def replace_workflow(workflow_id: str) -> tuple[Response, int]:
 
 
 @bp.delete("/workflows/<workflow_id>")
+@endpoint("Delete a workflow and its keys (administrators)", {200: DONE, **refusals(401, 403, 404, 503)})
 def delete_workflow(workflow_id: str) -> tuple[Response, int]:
     require_admin(WHAT)
     store = workflow_store()
@@ -116,35 +134,44 @@ def delete_workflow(workflow_id: str) -> tuple[Response, int]:
 
 
 @bp.get("/workflows/<workflow_id>/keys")
+@endpoint(
+    "A workflow's API keys, never the keys themselves (administrators)", {200: DONE, **refusals(401, 403, 404, 503)}
+)
 def list_keys(workflow_id: str) -> tuple[Response, int]:
     require_admin(WHAT)
     return _ok({"keys": store_call(workflow_store().keys, workflow_id)})
 
 
 @bp.post("/workflows/<workflow_id>/keys")
+@endpoint(
+    "A new API key, shown once, acting as username (administrators)",
+    {201: DONE, **refusals(400, 401, 403, 404, 413, 415, 503)},
+    NewApiKey,
+)
 def create_key(workflow_id: str) -> tuple[Response, int]:
     """A new key: ``name`` (what it is for), ``username`` (whose tokens it reads with; default:
     the administrator creating it). The answer's ``secret`` is the key, shown this once."""
     admin = require_admin(WHAT)
-    body = json_object("workflowBadRequest")
-    unknown = sorted(set(body) - {"name", "username"})
-    if unknown:
-        raise DatafariError("workflowBadRequest", f"Unknown field(s): {', '.join(unknown)}.")
-    name = body.get("name", "")
-    if not isinstance(name, str) or len(name) > 100:
-        raise DatafariError("workflowBadRequest", "'name' is a string of at most 100 characters.")
-    username = store_call(check_username, body.get("username", admin))
-    key, secret = store_call(workflow_store().create_key, workflow_id, name, username)
+    body = read(NewApiKey, "workflowBadRequest")
+    username = store_call(check_username, admin if body.username is None else body.username)
+    key, secret = store_call(workflow_store().create_key, workflow_id, body.name, username)
     return _ok({"key": key, "secret": secret}, 201)
 
 
 @bp.delete("/workflows/<workflow_id>/keys/<key_id>")
+@endpoint("Revoke an API key (administrators)", {200: DONE, **refusals(401, 403, 404, 503)})
 def revoke_key(workflow_id: str, key_id: str) -> tuple[Response, int]:
     require_admin(WHAT)
     return _ok({"key": store_call(workflow_store().revoke_key, workflow_id, key_id)})
 
 
 @bp.post("/workflows/<workflow_id>/query")
+@endpoint(
+    "Run a workflow: ai/rag's body and answer; X-API-Key acts as the key's user",
+    {200: ANSWER, **refusals(*REFUSALS, *CONVERSATION_REFUSALS)},
+    WorkflowQuery,
+    params=(Param("X-API-Key", where="header"),),
+)
 def query_workflow(workflow_id: str) -> Response:
     workflow = store_call(workflow_store().get, workflow_id)
     body = json_object("ragBadRequest")

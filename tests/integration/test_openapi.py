@@ -60,7 +60,7 @@ def api_schema(api_app: Flask) -> schemathesis.BaseSchema:
 
 OPERATIONS = [
     (path, method)
-    for path, item in document("/Datafari/rest/v2.0", Settings().query_max_length)["paths"].items()
+    for path, item in document(create_app(Settings()), Settings().query_max_length)["paths"].items()
     for method in item
 ]
 
