@@ -11,6 +11,7 @@ from .api.ai import bp as ai_bp
 from .api.auth import bp as auth_bp
 from .api.capacity import AnswerSlots
 from .api.conversations import bp as conversations_bp
+from .api.datafari_session import bp as datafari_session_bp
 from .api.datafari_v1 import bp as datafari_v1_bp
 from .api.health import bp as health_bp
 from .api.index_jobs import bp as index_jobs_bp
@@ -67,6 +68,8 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     app.register_blueprint(index_jobs_bp, url_prefix=prefix)
     # DatafariUI's start-up calls: Datafari's v1.0 API beside the v2.0 one
     app.register_blueprint(datafari_v1_bp, url_prefix=prefix.removesuffix("/v2.0") + "/v1.0")
+    # Datafari's web application's own servlets (the session check), under its base (/Datafari)
+    app.register_blueprint(datafari_session_bp, url_prefix=prefix.removesuffix("/v2.0").removesuffix("/rest"))
     app.register_blueprint(update_bp)
     app.register_blueprint(update_bp, url_prefix=prefix, name="prefixed_update")
     if settings.mcp_enabled:

@@ -861,6 +861,13 @@ class Settings:
         SECURITY, "security.jwt.usernameClaim", "preferred_username", "JWT: the claim holding the username (else sub)."
     )
     jwt_groups_claim: str = _key(SECURITY, "security.jwt.groupsClaim", "", "JWT: the claim holding the user's groups.")
+    login_url: str = _key(
+        SECURITY,
+        "security.loginUrl",
+        "",
+        "Where DatafariUI's 'log in' link (v1.0/auth) sends a visitor: the identity provider's sign-in page "
+        "(empty: this sidecar's /ui/ page, which signs in local accounts).",
+    )
     trusted_header: str = _key(
         SECURITY, "security.trustedHeader", "", "A header set by a reverse proxy (e.g. X-Remote-User) naming the user."
     )
@@ -1202,6 +1209,8 @@ def checked(settings: Settings) -> Settings:
         parts = urlsplit(origin)
         if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/"):
             raise ConfigError(f"server.allowedOrigins: {origin!r} is not an origin (scheme://host[:port])")
+    if settings.login_url and not settings.login_url.startswith(("http://", "https://", "/")):
+        raise ConfigError(f"security.loginUrl: {settings.login_url!r} must be an http(s) URL or a path")
     settings.base_filter  # noqa: B018 - parsed here so that a bad one stops the start
     if settings.vector_chunker != "recursive" and settings.vector_chunk_unit != "characters":
         raise ConfigError(f"vector.chunker={settings.vector_chunker} needs vector.chunksize.unit=characters")

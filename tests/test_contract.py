@@ -52,6 +52,7 @@ def test_the_endpoints_without_identity_are_exactly_these(app: Flask) -> None:
         "resource_metadata.protected_resource",
         "oauth_sign_in.page",
         "oauth_sign_in.sign_in",
+        "datafari_v1.login_link",
     }
     paths = document(app, 4000)["paths"]
     assert "security" not in paths["/Datafari/rest/v2.0/ai/rag"]["post"]

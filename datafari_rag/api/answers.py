@@ -307,3 +307,18 @@ class Live(TypedDict):
 class ResourceMetadata(TypedDict, total=False):
     resource: Required[str]
     authorization_servers: list[str]
+
+
+class SessionState(TypedDict, total=False):
+    """Datafari's RefreshSession answer: code 0 "Logged" (with the user) or -2 "Not logged"."""
+
+    code: Required[Literal[0, -2]]
+    status: Required[Literal["Logged", "Not logged"]]
+    user: str
+    isAdmin: bool
+    keycloakUser: bool
+    keycloakEnabled: bool
+    samlEnabled: bool
+    casEnabled: bool
+    kerberosEnabled: bool
+    oidcEnabled: bool

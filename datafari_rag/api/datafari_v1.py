@@ -3,21 +3,30 @@ what this product is.
 
 DatafariUI asks who the user is, the licence, whether favorites are on, the administrators'
 e-mail addresses and the federated-search aggregators; without answers it shows a "Licence issue"
-dialog. This product has no user database, no licence, no favorites, no configured e-mail
-addresses and one index: each answer says so, in Datafari's v1.0 JSON (``{"status": "OK",
-"content": …}``, or ``{"status": "ERROR", "content": {"code", "reason"}}`` with that HTTP status).
+dialog. This product has no licence, no favorites, no configured e-mail addresses and one index:
+each answer says so, in Datafari's v1.0 JSON (``{"status": "OK", "content": …}``, or ``{"status":
+"ERROR", "content": {"code", "reason"}}`` with that HTTP status). What a user chooses in the page
+(its language, its layout) is kept per user in the relational store (``PUT users/current``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Response, jsonify
+from flask import Blueprint, Response, current_app, jsonify, redirect
+from werkzeug.wrappers import Response as WerkzeugResponse
 
+from ..errors import DatafariError
+from ..store import StoreUnavailable
+from ..store.preferences import Preferences
 from .answers import V1Error, V1Ok
 from .auth import current_access
-from .contract import Reply, endpoint, json
+from .context import get_services
+from .contract import Param, Reply, endpoint, json
 from .rag import accept_language
+from .shapes import PreferencesChange, read
+from .store_calls import store_call
+from .users import is_admin
 
 bp = Blueprint("datafari_v1", __name__)
 
@@ -40,14 +49,67 @@ def _error(code: int, reason: str) -> tuple[Response, int]:
     return jsonify({"status": "ERROR", "content": {"code": code, "reason": reason}}), code
 
 
+ADMIN_ROLE = "SearchAdministrator"  # Datafari's role that shows DatafariUI's administration link
+
+
+def _saved(username: str) -> tuple[Preferences, bool]:
+    """The user's saved preferences and whether they are an administrator; with the store down,
+    none saved and not one (the page still opens, in the browser's language)."""
+    try:
+        return get_services().store.preferences().get(username), is_admin(username)
+    except (StoreUnavailable, DatafariError) as exc:
+        current_app.logger.warning("users/current without saved preferences: %s", exc)
+        return Preferences(), username in get_services().settings.admin_names
+
+
 @bp.get("/users/current")
-@_v1("The user the request's identity names", 404)
+@_v1("The user the request's identity names, with the language and layout they saved", 404)
 def current_user() -> Any:
-    """The user the request's identity names (JWT or trusted header); no roles, no saved UI."""
+    """The user the request's identity names (JWT or trusted header), their saved language (else
+    the browser's) and page layout."""
     access = current_access()
     if access.username is None:
         return _error(404, "No user currently connected.")
-    return _ok({"name": access.username, "roles": [], "lang": accept_language() or "en", "uiConfig": {}})
+    saved, admin = _saved(access.username)
+    return _ok(
+        {
+            "name": access.username,
+            "roles": [ADMIN_ROLE] if admin else [],
+            "lang": saved.lang or accept_language() or "en",
+            "uiConfig": saved.ui_config or {},
+        }
+    )
+
+
+@bp.put("/users/current")
+@endpoint(
+    "Save the signed-in user's language or page layout (DatafariUI's language switch)",
+    {200: json(V1Ok, "saved"), **{code: json(V1Error, "Datafari's v1.0 error") for code in (400, 401, 503)}},
+    PreferencesChange,
+)
+def save_current_user() -> Any:
+    access = current_access()
+    if access.username is None:
+        return _error(401, NOT_AUTHENTICATED)
+    try:
+        change = read(PreferencesChange, "userBadRequest")
+        store = store_call(get_services().store.preferences)
+        saved = store_call(store.save, access.username, change.lang, change.uiConfig)
+    except DatafariError as exc:
+        return _error(exc.code, exc.reason or exc.message)
+    return _ok({"lang": saved.lang, "uiConfig": saved.ui_config or {}})
+
+
+@bp.get("/auth")
+@endpoint(
+    "DatafariUI's 'log in' link: to the identity provider's sign-in page (security.loginUrl), or this "
+    "sidecar's /ui/ page with local accounts",
+    {302: Reply("to the sign-in page")},
+    params=(Param("callback", description="where DatafariUI wants to return (not followed: no open redirect)"),),
+    public=True,
+)
+def login_link() -> WerkzeugResponse:
+    return redirect(get_services().settings.login_url or "/ui/", 302)
 
 
 @bp.get("/licence")

@@ -89,6 +89,13 @@ class SettingsChange(Shape):
     values: dict[str, SettingValue] = Field(min_length=1)
 
 
+class PreferencesChange(Shape):
+    """DatafariUI's ``PUT v1.0/users/current``: a language tag (``fr``, ``pt_br``) or a layout."""
+
+    lang: str | None = Field(default=None, pattern=r"^[A-Za-z]{2,3}([_-][A-Za-z0-9]{2,8}){0,2}$", max_length=16)
+    uiConfig: dict[str, Any] | None = Field(default=None, max_length=100)
+
+
 class NewApiKey(Shape):
     name: str = Field(default="", max_length=100)
     username: str | None = None  # default: the administrator creating it
@@ -289,6 +296,7 @@ SHAPES: tuple[type[Shape], ...] = (
     IndexJobRequest,
     SettingsChange,
     NewApiKey,
+    PreferencesChange,
     RagBody,
     WorkflowQuery,
     SummarizeBody,

@@ -22,6 +22,7 @@ from ..security.sealed import Sealer
 from .database import database_url, migrate, open_engine
 from .oauth import OAuthStore
 from .overrides import OverrideStore
+from .preferences import PreferenceStore
 from .sign_ins import SignInThrottle
 from .transaction import StoreUnavailable
 from .users import UserStore
@@ -101,6 +102,10 @@ class StoreHandle:
     def overrides(self) -> OverrideStore:
         """The settings administrators changed at run time."""
         return self.sealed_part(OverrideStore)
+
+    def preferences(self) -> PreferenceStore:
+        """Each user's DatafariUI language and layout."""
+        return self.part(PreferenceStore)
 
     def oauth(self) -> OAuthStore:
         """The clients and grants of /mcp's OAuth authorization server."""

@@ -263,3 +263,15 @@ class IndexJob(Base):
     callback_url: Mapped[str | None] = mapped_column(String(2048), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class UserPreference(Base):
+    """What a user chose in DatafariUI, kept across sessions: the interface language and the
+    page's layout (``uiConfig``), keyed by the username any identity gives."""
+
+    __tablename__ = "user_preference"
+
+    username: Mapped[str] = mapped_column(String(255), primary_key=True)
+    lang: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    ui_config: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
