@@ -11,8 +11,10 @@ from .api.ai import bp as ai_bp
 from .api.auth import bp as auth_bp
 from .api.capacity import AnswerSlots
 from .api.conversations import bp as conversations_bp
+from .api.datafari_fields import bp as datafari_fields_bp
 from .api.datafari_session import bp as datafari_session_bp
 from .api.datafari_v1 import bp as datafari_v1_bp
+from .api.document_link import bp as document_link_bp
 from .api.health import bp as health_bp
 from .api.index_jobs import bp as index_jobs_bp
 from .api.mcp import McpEndpoint, with_mcp
@@ -67,9 +69,13 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     app.register_blueprint(admin_settings_bp, url_prefix=prefix)
     app.register_blueprint(index_jobs_bp, url_prefix=prefix)
     # DatafariUI's start-up calls: Datafari's v1.0 API beside the v2.0 one
-    app.register_blueprint(datafari_v1_bp, url_prefix=prefix.removesuffix("/v2.0") + "/v1.0")
+    v1 = prefix.removesuffix("/v2.0") + "/v1.0"
+    app.register_blueprint(datafari_v1_bp, url_prefix=v1)
+    app.register_blueprint(datafari_fields_bp, url_prefix=v1)
     # Datafari's web application's own servlets (the session check), under its base (/Datafari)
-    app.register_blueprint(datafari_session_bp, url_prefix=prefix.removesuffix("/v2.0").removesuffix("/rest"))
+    datafari_base = prefix.removesuffix("/v2.0").removesuffix("/rest")
+    app.register_blueprint(datafari_session_bp, url_prefix=datafari_base)
+    app.register_blueprint(document_link_bp, url_prefix=datafari_base)
     app.register_blueprint(update_bp)
     app.register_blueprint(update_bp, url_prefix=prefix, name="prefixed_update")
     if settings.mcp_enabled:

@@ -84,6 +84,7 @@ LABELS: dict[str, Label] = {
     # HTTP routing
     "badRequest": Label(400, "The request is not valid."),
     "notFound": Label(404, "There is nothing at this address."),
+    "documentNotFound": Label(404, "Sorry, this document does not exist, or you may not read it."),
     "methodNotAllowed": Label(405, "This method is not allowed at this address."),
     "requestTooLarge": Label(413, "The request is too large."),
     "uriTooLong": Label(414, "The request's address is too long."),

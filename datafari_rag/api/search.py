@@ -27,11 +27,13 @@ from .auth import current_access
 from .context import get_services
 from .contract import REFUSALS, Param, endpoint, names, refusals
 from .contract import json as json_reply
+from .document_link import click_url
 from .rag import select_rag
 from .validation import MAX_ID_CHARS, bounded_int, field_list, sort_clause, without_acl_fields
 
 bp = Blueprint("search", __name__)
 
+PREVIEW = ("OPEN_PREVIEW", "OPEN_PREVIEW_SHARED")  # DatafariUI's preview, from a result or a shared link
 MODEL_NAME = re.compile(r"^[A-Za-z0-9_\-]{1,100}$")
 MAX_SUGGESTIONS = 10
 NAME_LIST = r"^\s*([A-Za-z_*][A-Za-z0-9_.]*)(\s*,\s*[A-Za-z_*][A-Za-z0-9_.]*)*\s*$"
@@ -45,7 +47,11 @@ SELECT = (
     Param("rows", {"type": "integer", "minimum": 0, "maximum": 1000}),
     Param("sort", {"type": "string", "pattern": r"^\s*[A-Za-z_][A-Za-z0-9_]*\s+(asc|desc)\s*$"}),
     FL,
-    Param("action", {"enum": ["rag"]}, "rag: Datafari's deprecated RAG path"),
+    Param(
+        "action",
+        {"enum": ["rag", *PREVIEW]},
+        "rag: Datafari's deprecated RAG path; OPEN_PREVIEW(_SHARED): DatafariUI's preview (every stored field)",
+    ),
     Param("format", {"enum": ["default", *sorted(FORMATS)]}),
     Param("lang", {"enum": sorted(LANGUAGES)}),
     Param("id", {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}),
@@ -95,13 +101,21 @@ def _text(name: str, value: str | None) -> str:
     return search_params.query(name, value, get_services().settings.query_max_length)
 
 
-def _solr_json(parsed: dict[str, Any]) -> Response:
+def _solr_json(parsed: dict[str, Any], preview: bool = False) -> Response:
     """Solr's JSON with ``responseHeader.params`` holding the client's own parameters only
-    (Solr's echo would hold the ACL parameters; they are asked not to be echoed, and replaced)."""
+    (Solr's echo would hold the ACL parameters; they are asked not to be echoed, and replaced),
+    each result with its ``click_url``; a preview's text as the list DatafariUI reads."""
     header = parsed.setdefault("responseHeader", {})
     header["params"] = search_params.echo(request.args)
     if isinstance(parsed.get("response"), dict) and isinstance(parsed["response"].get("docs"), list):
-        parsed["response"]["docs"] = without_acl_fields(parsed["response"]["docs"])
+        docs = without_acl_fields(parsed["response"]["docs"])
+        for doc in docs:
+            link = click_url(doc)
+            if link is not None:
+                doc["click_url"] = link
+            if preview and isinstance(doc.get("exactContent"), str):
+                doc["exactContent"] = [doc["exactContent"]]  # Datafari's field is multi-valued
+        parsed["response"]["docs"] = docs
     return Response(json.dumps(parsed, ensure_ascii=False), mimetype="application/json")
 
 
@@ -129,8 +143,9 @@ def select() -> Response:
         _only(RAG_SELECT_PARAMS)
         return select_rag()
     _only(SEARCH_PARAMS, per_field=True)
-    if request.args.get("action") not in (None, ""):
-        raise DatafariError("ragBadRequest", "'action' must be rag or absent.")
+    action = request.args.get("action")
+    if action not in (None, "", *PREVIEW):
+        raise DatafariError("ragBadRequest", f"'action' must be rag, {', '.join(PREVIEW)} or absent.")
     services = get_services()
     q_op = request.args.get("q.op", services.settings.rag_operator)
     if q_op not in ("AND", "OR"):
@@ -144,13 +159,15 @@ def select() -> Response:
     ]
     if "fl" in request.args:
         params.append(("fl", field_list(request.args["fl"], "fl")))
+    elif action in PREVIEW:  # the preview shows the whole text and every property
+        params.append(("fl", "*,score"))
     if "sort" in request.args:
         params.append(("sort", sort_clause(request.args["sort"])))
     search_params.aggregator(request.args.get("aggregator"))
     params += search_params.facets_and_filters(request.args, services.settings.query_max_length)
     params += search_params.highlighting(request.args)
     try:
-        return _solr_json(services.main.search("select", params, current_access()))
+        return _solr_json(services.main.search("select", params, current_access()), action in PREVIEW)
     except SolrError as exc:
         raise _solr_failure(exc) from exc
 

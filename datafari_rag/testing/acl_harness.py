@@ -128,6 +128,7 @@ def one_trial(rng: random.Random, clients: dict[str, Any], corpus: Corpus, fake:
     query = " ".join(rng.sample(WORDS, 3))
     doc_id = rng.choice(list(corpus.docs))
     kinds = ["rag", "rag-id", "stream", "summarize", "select", "vector", "select-rag", "facets", "suggest", "ai"]
+    kinds += ["open", "preview", "preview-shared"]  # DatafariUI: a result's link, its preview, a shared preview
     kind = rng.choice(kinds)
     fake.reset()
     if kind == "rag":
@@ -162,12 +163,21 @@ def one_trial(rng: random.Random, clients: dict[str, Any], corpus: Corpus, fake:
     elif kind == "suggest":  # DatafariUI's autocomplete: titles of documents
         typed = f"note {rng.randrange(10)}"
         response = client.get(f"{API}/search/suggest", query_string={"q": typed, "rows": 10}, headers=headers)
+    elif kind == "open":  # the title's link: the document's text (file:// urls) or the same 404
+        response = client.get(f"{API.removesuffix('/rest/v2.0')}/URL", query_string={"id": doc_id}, headers=headers)
+    elif kind == "preview":  # every stored field of three results
+        params = {"q": query, "rows": 3, "action": "OPEN_PREVIEW", "wt": "json"}
+        response = client.get(f"{API}/search/select", query_string=params, headers=headers)
+    elif kind == "preview-shared":  # a shared link names the document
+        params = {"q": f'id:("{doc_id}")', "action": "OPEN_PREVIEW_SHARED", "wt": "json"}
+        response = client.get(f"{API}/search/select", query_string=params, headers=headers)
     elif kind == "select-rag":
         response = client.get(f"{API}/search/select", query_string={"q": query, "action": "rag"}, headers=headers)
     else:
         response = client.get(f"{API}/search/vector", query_string={"queryrag": query, "topK": 20}, headers=headers)
     seen = "\n".join(fake.prompts()) + response.get_data(as_text=True)
-    return f"{kind}/{mode}/{user}", leaked(seen, tokens, corpus, doc_id if kind in ("rag-id", "summarize") else None)
+    asked = doc_id if kind in ("rag-id", "summarize", "open", "preview-shared") else None
+    return f"{kind}/{mode}/{user}", leaked(seen, tokens, corpus, asked)
 
 
 def random_tool_call(rng: random.Random, corpus: Corpus) -> tuple[str, dict[str, Any], str | None]:
