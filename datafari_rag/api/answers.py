@@ -146,10 +146,11 @@ class SolrDocs(TypedDict, total=False):
 
 
 class SolrResults(TypedDict, total=False):
-    """Solr's JSON response, without echoed parameters"""
+    """Solr's JSON response, without echoed parameters; "did you mean" when nothing was found"""
 
     responseHeader: dict[str, Any]
     response: Required[SolrDocs]
+    spellcheck: Spellcheck
 
 
 class UpdateHeader(TypedDict, total=False):

@@ -27,6 +27,7 @@ from .auth import current_access
 from .context import get_services
 from .contract import REFUSALS, Param, endpoint, names, refusals
 from .contract import json as json_reply
+from .did_you_mean import suggestion
 from .document_link import click_url
 from .rag import select_rag
 from .validation import MAX_ID_CHARS, bounded_int, field_list, sort_clause, without_acl_fields
@@ -166,10 +167,16 @@ def select() -> Response:
     search_params.aggregator(request.args.get("aggregator"))
     params += search_params.facets_and_filters(request.args, services.settings.query_max_length)
     params += search_params.highlighting(request.args)
+    access = current_access()
     try:
-        return _solr_json(services.main.search("select", params, current_access()), action in PREVIEW)
+        found = services.main.search("select", params, access)
     except SolrError as exc:
         raise _solr_failure(exc) from exc
+    if not action and found.get("response", {}).get("numFound") == 0:  # a typo: "did you mean"
+        said = suggestion(services.main, access, params[0][1], [p for p in params if p[0] == "fq"])
+        if said is not None:
+            found["spellcheck"] = {"suggestions": [], "collations": ["collation", said]}
+    return _solr_json(found, action in PREVIEW)
 
 
 @bp.get("/search/vector")

@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 from ..security.acl import UserAccess, acl_params
 from .client import SolrClient
 
-HANDLERS = ("select", "vector", "get")  # get: real-time get by id
+HANDLERS = ("select", "vector", "get", "spell")  # get: real-time get by id; spell: did-you-mean's candidates
 # The indexer's unrestricted searches go to the handler Solr's security filter is not appended to
 # (Solr's authorization keeps it to the service account).
 UNFILTERED = {"select": "internal"}

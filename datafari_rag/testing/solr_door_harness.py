@@ -95,6 +95,7 @@ GRAMMAR = "grammar"
 SECURED = {"FileShare": ("select",), "VectorMain": ("select", "vector")}
 OTHER_HANDLERS = (
     "internal",
+    "spell",
     "get",
     "export",
     "stream",
