@@ -35,8 +35,9 @@ lint: install
 	$(VENV)/bin/ruff format --check datafari_rag tests bench
 	$(VENV)/bin/mypy datafari_rag
 
+# the folders of process-starting tests hold no unit test: not even imported
 unit: install
-	$(PY) -m pytest -m "not integration"
+	$(PY) -m pytest -n 2 -m "not integration" --ignore=tests/integration --ignore=tests/ui --ignore=tests/e2e
 
 integration: jars browser
 	$(PY) -m pytest -m integration
