@@ -61,3 +61,10 @@ def child_exit(server, worker):  # type: ignore[no-untyped-def]
     from prometheus_client import multiprocess
 
     multiprocess.mark_process_dead(worker.pid)
+
+
+def post_worker_init(worker):  # type: ignore[no-untyped-def]
+    """Each worker looks for DatafariUI alerts that are due (alerts.schedule.interval)."""
+    from datafari_rag.app import schedule_alerts
+
+    schedule_alerts(worker.wsgi)

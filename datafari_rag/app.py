@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
+
 from flask import Flask
 
 from . import logs
+from .alerts.runner import run_due
 from .api import errors
 from .api.admin_settings import bp as admin_settings_bp
 from .api.ai import bp as ai_bp
@@ -12,6 +17,7 @@ from .api.auth import bp as auth_bp
 from .api.capacity import AnswerSlots
 from .api.conversations import bp as conversations_bp
 from .api.datafari_fields import bp as datafari_fields_bp
+from .api.datafari_saved import bp as datafari_saved_bp
 from .api.datafari_session import bp as datafari_session_bp
 from .api.datafari_v1 import bp as datafari_v1_bp
 from .api.document_link import bp as document_link_bp
@@ -72,6 +78,7 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     v1 = prefix.removesuffix("/v2.0") + "/v1.0"
     app.register_blueprint(datafari_v1_bp, url_prefix=v1)
     app.register_blueprint(datafari_fields_bp, url_prefix=v1)
+    app.register_blueprint(datafari_saved_bp, url_prefix=v1)
     # Datafari's web application's own servlets (the session check), under its base (/Datafari)
     datafari_base = prefix.removesuffix("/v2.0").removesuffix("/rest")
     app.register_blueprint(datafari_session_bp, url_prefix=datafari_base)
@@ -83,3 +90,26 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
         oauth = OAuthEndpoint(services) if serves_oauth(settings) else None
         app.wsgi_app = with_mcp(app.wsgi_app, McpEndpoint(services), oauth)  # type: ignore[method-assign,assignment]
     return app
+
+
+def schedule_alerts(app: Flask) -> threading.Thread | None:
+    """Looks for DatafariUI alerts that are due every ``alerts.schedule.interval`` seconds, in a
+    daemon thread of this process (gunicorn starts one per worker: each due alert is claimed in the
+    store, so it runs once). None when the interval is 0 (``datafari-rag alerts run`` instead)."""
+    live = app.extensions["live"]
+    interval = live.initial.settings.alerts_interval
+    if interval <= 0:
+        return None
+
+    def loop() -> None:
+        while True:
+            time.sleep(interval)
+            services = live.current()
+            try:
+                run_due(services.store.alerts(), services.main, services.settings)
+            except Exception as exc:  # the store or Solr down: the next look tries again
+                logging.getLogger(__name__).warning("alerts not run: %s", exc)
+
+    thread = threading.Thread(target=loop, name="alerts", daemon=True)
+    thread.start()
+    return thread

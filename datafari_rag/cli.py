@@ -554,6 +554,29 @@ def users_list_cmd() -> None:
         click.echo(f"{user.username}\t{'admin' if user.admin else 'user'}\t{user.created_at}")
 
 
+@main.group("alerts")
+def alerts_group() -> None:
+    """DatafariUI's alerts (kept in conversations.url's database)."""
+
+
+@alerts_group.command("run")
+@_clear_errors
+def alerts_run_cmd() -> None:
+    """Run the alerts that are due now, once (for cron, with alerts.schedule.interval=0)."""
+    from .alerts.runner import run_due
+    from .services import build_services
+    from .store import StoreUnavailable
+
+    services = build_services(_settings())
+    try:
+        runs = run_due(services.store.alerts(), services.main, services.settings)
+    except StoreUnavailable as exc:
+        raise click.ClickException(str(exc)) from exc
+    for run in runs:
+        click.echo(f"{run.alert_id}\t{run.username}\t{len(run.documents)} new\t{'mailed' if run.mailed else ''}")
+    click.echo(f"{len(runs)} alert(s) run")
+
+
 @main.command("agent")
 @click.option("--host", default=None, help="Default: agent.host.")
 @click.option("--port", type=int, default=None, help="Default: agent.port.")

@@ -940,6 +940,23 @@ class Settings:
     conversations_max_turns: int = _key(
         CONVERSATIONS, "conversations.maxTurns", 500, "Questions one conversation may hold.", minimum=1
     )
+    alerts_interval: int = _key(
+        CONVERSATIONS,
+        "alerts.schedule.interval",
+        60,
+        "Seconds between two looks for DatafariUI alerts that are due (each sidecar worker looks; a run is "
+        "claimed in the store, so an alert runs once). 0: alerts do not run in the server (datafari-rag "
+        "alerts run, e.g. from cron).",
+        minimum=0,
+        maximum=86400,
+    )
+    alerts_smtp_host: str = _key(
+        CONVERSATIONS, "alerts.smtp.host", "", "SMTP server alerts are mailed through (empty: runs recorded only)."
+    )
+    alerts_smtp_port: int = _key(CONVERSATIONS, "alerts.smtp.port", 25, "Its port.", minimum=1, maximum=65535)
+    alerts_smtp_from: str = _key(
+        CONVERSATIONS, "alerts.smtp.from", "datafari-rag@localhost", "The From address of alert mails."
+    )
     guard_enabled: bool = _key(GUARD, "forbidden.enabled", False, "Refuse questions about forbidden topics.")
     guard_topics: str = _key(GUARD, "forbidden.topics", "", "The forbidden topics or terms, comma-separated.")
     guard_match_types: str = _key(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .alerts.store import Alerts, SavedSearches
 from .config import Settings
 from .conversations import ConversationStore
 from .indexing.embedder import ChunkEmbedder
@@ -44,6 +45,14 @@ class Stores(StoreHandle):
     def jobs(self) -> JobStore:
         """The indexing jobs' progress."""
         return self.part(JobStore)
+
+    def saved_searches(self) -> SavedSearches:
+        """Each user's saved searches (DatafariUI)."""
+        return self.part(SavedSearches)
+
+    def alerts(self) -> Alerts:
+        """Each user's alerts and their runs (DatafariUI)."""
+        return self.part(Alerts)
 
 
 @dataclass

@@ -70,7 +70,7 @@ LAYERS = [
     {"api"},
     {"live", "evaluation", "testing"},
     {"services"},
-    {"indexing", "conversations", "workflows"},
+    {"indexing", "conversations", "workflows", "alerts"},
     {"rag"},
     {"retrieval"},
     {"prompts", "text", "solr", "store"},

@@ -53,7 +53,8 @@ def test_a_refusal_names_the_field_and_what_it_must_be(model: type[shapes.Shape]
 def test_the_openapi_document_takes_every_shape_from_its_model() -> None:
     schemas = document(create_app(Settings()), 4000)["components"]["schemas"]
     for model in SHAPES:
-        assert set(schemas[model.__name__]["properties"]) == set(model.model_fields)
+        names = {field.alias or name for name, field in model.model_fields.items()}
+        assert set(schemas[model.__name__]["properties"]) == names
     new_user = schemas["NewUser"]
     assert new_user["additionalProperties"] is False and new_user["required"] == ["username", "password"]
     assert new_user["properties"]["password"] == {"type": "string", "minLength": 8, "maxLength": 1024}

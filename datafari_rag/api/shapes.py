@@ -7,7 +7,7 @@ store that owns it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, WithJsonSchema
 
@@ -94,6 +94,32 @@ class PreferencesChange(Shape):
 
     lang: str | None = Field(default=None, pattern=r"^[A-Za-z]{2,3}([_-][A-Za-z0-9]{2,8}){0,2}$", max_length=16)
     uiConfig: dict[str, Any] | None = Field(default=None, max_length=100)
+
+
+class SavedSearchBody(Shape):
+    """DatafariUI's saved search: its name and the search page's query string."""
+
+    name: str = Field(min_length=1, max_length=200, pattern=r"^[^/]*[^/\s][^/]*$")  # it names the search in URLs
+    search: str = Field(max_length=8000)
+    keyword: str | None = Field(default=None, max_length=4000)
+
+
+class AlertBody(Shape):
+    """DatafariUI's alert. ``_id`` and ``user`` come back from a read and are not used: the owner
+    is the request's identity, the alert the one the URL names."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+    subject: str = Field(default="", max_length=200)
+    keyword: str = Field(default="*:*", max_length=4000)
+    filters: str = Field(default="", max_length=8000)
+    core: Literal["FileShare"] = "FileShare"
+    mail: str = Field(default="", max_length=320, pattern=r"^$|^[^@\s]+@[^@\s]+$")
+    frequency: Literal["hourly", "daily", "weekly"] = "daily"
+    id_: str | None = Field(default=None, alias="_id", max_length=36)
+    user: str | None = Field(default=None, max_length=255)
+    lastRun: str | None = None
+    nextRun: str | None = None
 
 
 class NewApiKey(Shape):
@@ -297,6 +323,8 @@ SHAPES: tuple[type[Shape], ...] = (
     SettingsChange,
     NewApiKey,
     PreferencesChange,
+    SavedSearchBody,
+    AlertBody,
     RagBody,
     WorkflowQuery,
     SummarizeBody,
@@ -337,6 +365,7 @@ SENTENCES = {
     "string_too_short": "'{name}' has at least {min_length} character{min_s}.",
     "string_too_long": "'{name}' has at most {max_length} character{max_s}.",
     "string_pattern_mismatch": "'{name}' does not have the expected form ({pattern}).",
+    "literal_error": "'{name}' is one of {expected}.",
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..alerts.store import SearchError
 from ..conversations import ConversationLimit, ConversationNotFound
 from ..errors import DatafariError
 from ..store import StoreUnavailable
@@ -21,7 +22,7 @@ def store_call(call: Any, *args: Any, unavailable: DatafariError | None = None) 
         raise DatafariError("conversationNotFound") from None
     except ConversationLimit as exc:
         raise DatafariError("conversationLimit", str(exc)) from None
-    except (UserError, WorkflowError) as exc:  # refused requests, each with its label
+    except (UserError, WorkflowError, SearchError) as exc:  # refused requests, each with its label
         raise DatafariError(exc.label, str(exc)) from None
     except StoreUnavailable as exc:
         failure = unavailable or DatafariError("conversationStoreUnavailable")

@@ -275,3 +275,48 @@ class UserPreference(Base):
     lang: Mapped[str | None] = mapped_column(String(16), nullable=True)
     ui_config: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class SavedSearch(Base):
+    """A search a user saved in DatafariUI: its name and the search page's query string."""
+
+    __tablename__ = "saved_search"
+    __table_args__ = (UniqueConstraint("username", "name", name="uq_saved_search_name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    username: Mapped[str] = mapped_column(String(255), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    search: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class Alert(Base):
+    """A search run on a schedule for its user (Datafari's alert): what is searched (``keyword``
+    and ``filters``), how often, and when it runs next."""
+
+    __tablename__ = "alert"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    username: Mapped[str] = mapped_column(String(255), index=True)
+    subject: Mapped[str] = mapped_column(String(200))
+    keyword: Mapped[str] = mapped_column(Text)
+    filters: Mapped[str] = mapped_column(Text)
+    core: Mapped[str] = mapped_column(String(100))
+    mail: Mapped[str] = mapped_column(String(320))
+    frequency: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    last_run_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    next_run_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
+class AlertRun(Base):
+    """One run of an alert: the documents new since its previous run that its user may read."""
+
+    __tablename__ = "alert_run"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    alert_id: Mapped[str] = mapped_column(String(36), ForeignKey("alert.id", ondelete="CASCADE"), index=True)
+    ran_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    found: Mapped[int] = mapped_column(Integer)
+    documents: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)  # id, title, url
+    mailed: Mapped[bool] = mapped_column(Boolean, default=False)

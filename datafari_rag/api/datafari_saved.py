@@ -1,0 +1,140 @@
+"""Datafari's v1.0 saved searches and alerts of the signed-in user (DatafariUI's "Saved queries"
+and "Alerts"), under ``users/current``: each user reads, changes and deletes only their own, and a
+name or id of another user's answers 404 like one that does not exist. Answers are Datafari's
+v1.0 JSON (``{"status": "OK", "content": {"savedsearches": […]}}``, ``{"alerts": […]}``; errors
+``{"status": "ERROR", "content": {"code", "reason"}}`` with that HTTP status); a visitor gets 401.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from flask import Blueprint, jsonify
+from werkzeug.datastructures import MultiDict
+
+from ..alerts.store import Alerts, AlertSpec, SavedSearches
+from ..errors import DatafariError
+from . import search_params
+from .answers import V1Error, V1Ok
+from .auth import current_access
+from .context import get_services
+from .contract import endpoint, json
+from .datafari_v1 import NOT_AUTHENTICATED
+from .shapes import AlertBody, SavedSearchBody, read
+from .store_calls import store_call
+
+bp = Blueprint("datafari_saved", __name__)
+
+SAVED = "/users/current/savedsearches"
+ALERTS = "/users/current/alerts"
+
+
+def _replies(*errors: int) -> dict[int, Any]:
+    return {200: json(V1Ok, "Datafari's v1.0 answer")} | {
+        code: json(V1Error, "Datafari's v1.0 error") for code in (401, 503, *errors)
+    }
+
+
+def _v1(work: Callable[[str], dict[str, Any]]) -> Any:
+    """Runs ``work`` for the signed-in user; Datafari's v1.0 answer or error."""
+    username = current_access().username
+    if username is None:
+        return jsonify({"status": "ERROR", "content": {"code": 401, "reason": NOT_AUTHENTICATED}}), 401
+    try:
+        return jsonify({"status": "OK", "content": work(username)})
+    except DatafariError as exc:
+        return jsonify(
+            {"status": "ERROR", "content": {"code": exc.code, "reason": exc.reason or exc.message}}
+        ), exc.code
+
+
+def _saved() -> SavedSearches:
+    return store_call(get_services().store.saved_searches)
+
+
+def _alerts() -> Alerts:
+    return store_call(get_services().store.alerts)
+
+
+def _spec(body: AlertBody) -> AlertSpec:
+    """The alert, its search checked as the search page's is (it runs as its user later)."""
+    max_length = get_services().settings.query_max_length
+    try:
+        if body.keyword.strip() and body.keyword.strip() != "*:*":
+            search_params.query("keyword", body.keyword, max_length)
+        filters = [f for f in body.filters.split("&") if f.strip()]
+        search_params.facets_and_filters(MultiDict([("fq", f) for f in filters]), max_length)
+    except DatafariError as exc:
+        raise DatafariError("alertBadRequest", exc.reason) from None
+    return AlertSpec(body.subject, body.keyword, "&".join(filters), body.core, body.mail, body.frequency)
+
+
+@bp.get(SAVED)
+@endpoint("My saved searches", _replies())
+def list_saved() -> Any:
+    return _v1(lambda user: {"savedsearches": store_call(_saved().of_user, user)})
+
+
+@bp.post(SAVED)
+@endpoint("Save a search under a name", _replies(400, 409, 413, 415), SavedSearchBody)
+def add_saved() -> Any:
+    def add(user: str) -> dict[str, Any]:
+        body = read(SavedSearchBody, "savedSearchBadRequest")
+        return {"savedsearch": store_call(_saved().add, user, body.name.strip(), body.search)}
+
+    return _v1(add)
+
+
+@bp.delete(f"{SAVED}/<name>")
+@endpoint("Delete one of my saved searches", _replies(404))
+def delete_saved(name: str) -> Any:
+    def delete(user: str) -> dict[str, Any]:
+        store_call(_saved().delete, user, name)
+        return {"deleted": name}
+
+    return _v1(delete)
+
+
+@bp.get(ALERTS)
+@endpoint("My alerts: what each searches, how often, when it last ran and runs next", _replies())
+def list_alerts() -> Any:
+    return _v1(lambda user: {"alerts": store_call(_alerts().of_user, user)})
+
+
+@bp.post(ALERTS)
+@endpoint("Create an alert: a search run hourly, daily or weekly as me", _replies(400, 413, 415), AlertBody)
+def add_alert() -> Any:
+    return _v1(lambda user: {"alert": store_call(_alerts().add, user, _spec(read(AlertBody, "alertBadRequest")))})
+
+
+@bp.get(f"{ALERTS}/<alert_id>")
+@endpoint("One of my alerts", _replies(404))
+def read_alert(alert_id: str) -> Any:
+    return _v1(lambda user: {"alert": store_call(_alerts().get, user, alert_id)})
+
+
+@bp.put(f"{ALERTS}/<alert_id>")
+@endpoint("Change one of my alerts", _replies(400, 404, 413, 415), AlertBody)
+def replace_alert(alert_id: str) -> Any:
+    def replace(user: str) -> dict[str, Any]:
+        spec = _spec(read(AlertBody, "alertBadRequest"))
+        return {"alert": store_call(_alerts().replace, user, alert_id, spec)}
+
+    return _v1(replace)
+
+
+@bp.delete(f"{ALERTS}/<alert_id>")
+@endpoint("Delete one of my alerts and its runs", _replies(404))
+def delete_alert(alert_id: str) -> Any:
+    def delete(user: str) -> dict[str, Any]:
+        store_call(_alerts().delete, user, alert_id)
+        return {"deleted": alert_id}
+
+    return _v1(delete)
+
+
+@bp.get(f"{ALERTS}/<alert_id>/runs")
+@endpoint("What my alert's latest runs found: the new documents I may read, newest run first", _replies(404))
+def alert_runs(alert_id: str) -> Any:
+    return _v1(lambda user: {"runs": store_call(_alerts().runs, user, alert_id)})

@@ -1,0 +1,155 @@
+"""DatafariUI's saved searches and alerts over Datafari's v1.0 REST: each user's own, checked as
+the search page's parameters are, in Datafari's JSON."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jwt
+import pytest
+from flask.testing import FlaskClient
+
+from datafari_rag.alerts.store import Alerts, SavedSearches
+from datafari_rag.app import create_app
+from datafari_rag.config import Settings
+from datafari_rag.store.database import migrate, open_engine
+
+SECRET = "a-test-secret-that-is-long-enough-for-hs256"
+SAVED = "/Datafari/rest/v1.0/users/current/savedsearches"
+ALERTS = "/Datafari/rest/v1.0/users/current/alerts"
+ALERT = {
+    "subject": "New pump reports",
+    "keyword": "pump",
+    "filters": '(author:"alice" OR author:"bob")&{!tag=date_1}last_modified:[NOW/DAY-30DAY TO NOW/DAY]',
+    "core": "FileShare",
+    "mail": "ada@example.org",
+    "frequency": "daily",
+}
+
+
+def signed(username: str) -> dict[str, str]:
+    claims = {"preferred_username": username, "exp": int(time.time()) + 300}
+    return {"Authorization": "Bearer " + jwt.encode(claims, SECRET, algorithm="HS256")}
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> FlaskClient:
+    settings = Settings(conversations_url=f"sqlite:///{tmp_path / 'store.db'}", jwt_hs256_secret=SECRET)
+    return create_app(settings).test_client()
+
+
+def content(response: Any, status: int = 200) -> Any:
+    assert response.status_code == status, response.get_data(as_text=True)
+    body = response.get_json()
+    assert body["status"] == ("OK" if status == 200 else "ERROR")
+    return body["content"]
+
+
+def test_a_search_is_saved_listed_and_deleted_by_its_user(client: FlaskClient) -> None:
+    search = "q=pump&fq=%7B!tag%3Dauthor%7D(author%3A%22alice%22)&sort=score%20desc"
+    saved = content(client.post(SAVED, json={"name": "Pumps", "search": search}, headers=signed("ada")))
+    assert saved == {"savedsearch": {"name": "Pumps", "search": search}}
+    assert content(client.get(SAVED, headers=signed("ada"))) == {"savedsearches": [{"name": "Pumps", "search": search}]}
+    again = content(client.post(SAVED, json={"name": "Pumps", "search": "q=x"}, headers=signed("ada")), 409)
+    assert again["code"] == 409 and "already named" in again["reason"]
+    assert content(client.get(SAVED, headers=signed("bob"))) == {"savedsearches": []}
+    assert content(client.delete(f"{SAVED}/Pumps", headers=signed("bob")), 404)["code"] == 404  # not bob's
+    assert content(client.delete(f"{SAVED}/Pumps", headers=signed("ada"))) == {"deleted": "Pumps"}
+    assert content(client.get(SAVED, headers=signed("ada"))) == {"savedsearches": []}
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ({"search": "q=x"}, "'name' is required."),
+        ({"name": "a/b", "search": "q=x"}, "'name' does not have the expected form"),
+        ({"name": "x", "search": "q=x", "owner": "bob"}, "Unknown field(s): owner."),
+    ],
+)
+def test_a_bad_saved_search_is_refused_and_nothing_is_saved(client: FlaskClient, body: Any, said: str) -> None:
+    refused = content(client.post(SAVED, json=body, headers=signed("ada")), 400)
+    assert said in refused["reason"]
+    assert content(client.get(SAVED, headers=signed("ada"))) == {"savedsearches": []}
+
+
+def test_an_alert_is_created_read_changed_and_deleted_by_its_user(client: FlaskClient) -> None:
+    made = content(client.post(ALERTS, json=ALERT, headers=signed("ada")))["alert"]
+    assert {k: made[k] for k in ALERT} == ALERT and made["user"] == "ada" and made["lastRun"] is None
+    alert_id = made["_id"]
+    listed = content(client.get(ALERTS, headers=signed("ada")))["alerts"]
+    assert [a["_id"] for a in listed] == [alert_id]
+    # DatafariUI sends back what it read, _id and user included: the URL names the alert, the identity its owner
+    changed = {**made, "frequency": "weekly", "user": "bob"}
+    after = content(client.put(f"{ALERTS}/{alert_id}", json=changed, headers=signed("ada")))["alert"]
+    assert after["frequency"] == "weekly" and after["user"] == "ada"
+    assert content(client.get(f"{ALERTS}/{alert_id}/runs", headers=signed("ada"))) == {"runs": []}
+    for verb in ("get", "put", "delete"):  # another user's alert is not found, and stays as it is
+        answer = getattr(client, verb)(f"{ALERTS}/{alert_id}", json=ALERT, headers=signed("bob"))
+        assert content(answer, 404)["code"] == 404
+    assert content(client.get(ALERTS, headers=signed("bob"))) == {"alerts": []}
+    assert content(client.delete(f"{ALERTS}/{alert_id}", headers=signed("ada"))) == {"deleted": alert_id}
+    assert content(client.get(ALERTS, headers=signed("ada"))) == {"alerts": []}
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"frequency": "monthly"}, "'frequency' is one of"),
+        ({"core": "VectorMain"}, "'core' is one of"),
+        ({"keyword": "{!join from=id to=id}pump"}, "local parameters"),
+        ({"keyword": "allow_token_document:*"}, "access-control field"),
+        ({"filters": "{!join from=x to=y}id:*"}, "'fq'"),
+        ({"mail": "not an address"}, "'mail' does not have the expected form"),
+    ],
+)
+def test_a_bad_alert_is_refused_and_nothing_is_saved(client: FlaskClient, change: Any, said: str) -> None:
+    refused = content(client.post(ALERTS, json={**ALERT, **change}, headers=signed("ada")), 400)
+    assert said in refused["reason"]
+    assert content(client.get(ALERTS, headers=signed("ada"))) == {"alerts": []}
+
+
+def test_a_visitor_has_no_saved_searches_or_alerts(client: FlaskClient) -> None:
+    assert content(client.get(SAVED), 401)["code"] == 401
+    assert content(client.post(ALERTS, json=ALERT), 401)["code"] == 401
+
+
+def mismatches(add: Callable[[str, str], None], listed: Callable[[str], set[str]], seed: int) -> int:
+    """The leak harness: random users save random names; how many then list a name not theirs."""
+    rng = random.Random(seed)
+    mine: dict[str, set[str]] = {f"user{i}": set() for i in range(8)}
+    for n in range(40):
+        user = rng.choice(sorted(mine))
+        name = f"search {n}"
+        add(user, name)
+        mine[user].add(name)
+    return sum(len(listed(user) ^ names) for user, names in mine.items())
+
+
+def test_random_users_list_only_their_own_saved_searches_and_alerts(client: FlaskClient) -> None:
+    def add_both(user: str, name: str) -> None:
+        content(client.post(SAVED, json={"name": name, "search": f"q={name}"}, headers=signed(user)))
+        content(client.post(ALERTS, json={**ALERT, "subject": name}, headers=signed(user)))
+
+    def listed(user: str) -> set[str]:
+        searches = {s["name"] for s in content(client.get(SAVED, headers=signed(user)))["savedsearches"]}
+        alerts = {a["subject"] for a in content(client.get(ALERTS, headers=signed(user)))["alerts"]}
+        assert searches == alerts
+        return searches
+
+    assert mismatches(add_both, listed, seed=3) == 0
+
+
+def test_the_control_a_store_read_without_its_owner_is_caught(tmp_path: Path) -> None:
+    engine = open_engine(f"sqlite:///{tmp_path / 'control.db'}")
+    migrate(engine)
+    saved, alerts = SavedSearches(engine), Alerts(engine)
+    assert alerts.of_user("nobody") == []
+
+    def every_users(user: str) -> set[str]:  # the owner filter switched off: everyone's rows
+        return {s["name"] for u in (f"user{i}" for i in range(8)) for s in saved.of_user(u)}
+
+    assert mismatches(lambda user, name: saved.add(user, name, "q=x"), every_users, seed=3) > 0
