@@ -21,6 +21,7 @@ from .api.datafari_saved import bp as datafari_saved_bp
 from .api.datafari_session import bp as datafari_session_bp
 from .api.datafari_v1 import bp as datafari_v1_bp
 from .api.document_link import bp as document_link_bp
+from .api.export import bp as export_bp
 from .api.health import bp as health_bp
 from .api.index_jobs import bp as index_jobs_bp
 from .api.mcp import McpEndpoint, with_mcp
@@ -74,6 +75,7 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     app.register_blueprint(workflows_bp, url_prefix=prefix)
     app.register_blueprint(admin_settings_bp, url_prefix=prefix)
     app.register_blueprint(index_jobs_bp, url_prefix=prefix)
+    app.register_blueprint(export_bp, url_prefix=prefix)
     # DatafariUI's start-up calls: Datafari's v1.0 API beside the v2.0 one
     v1 = prefix.removesuffix("/v2.0") + "/v1.0"
     app.register_blueprint(datafari_v1_bp, url_prefix=v1)
