@@ -13,6 +13,7 @@ from .alerts.runner import run_due
 from .api import errors
 from .api.admin_settings import bp as admin_settings_bp
 from .api.ai import bp as ai_bp
+from .api.assistant import bp as assistant_bp
 from .api.auth import bp as auth_bp
 from .api.capacity import AnswerSlots
 from .api.conversations import bp as conversations_bp
@@ -76,6 +77,7 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     app.register_blueprint(admin_settings_bp, url_prefix=prefix)
     app.register_blueprint(index_jobs_bp, url_prefix=prefix)
     app.register_blueprint(export_bp, url_prefix=prefix)
+    app.register_blueprint(assistant_bp, url_prefix=prefix)
     # DatafariUI's start-up calls: Datafari's v1.0 API beside the v2.0 one
     v1 = prefix.removesuffix("/v2.0") + "/v1.0"
     app.register_blueprint(datafari_v1_bp, url_prefix=v1)

@@ -9,6 +9,7 @@ from pathlib import Path
 from .alerts.store import Alerts, SavedSearches
 from .config import Settings
 from .conversations import ConversationStore
+from .conversations.basket import Basket
 from .indexing.embedder import ChunkEmbedder
 from .indexing.indexer import Indexer
 from .indexing.jobs import JobStore
@@ -37,6 +38,10 @@ class Stores(StoreHandle):
         """Each user's conversations and their turns."""
         s = self.settings
         return self.part(ConversationStore, s.conversations_max_per_user, s.conversations_max_turns)
+
+    def basket(self) -> Basket:
+        """The documents baskets of the conversations (Datafari 7.0's assistant)."""
+        return self.part(Basket)
 
     def workflows(self) -> WorkflowStore:
         """The workflows and their API keys."""

@@ -91,7 +91,7 @@ def create_conversation() -> tuple[Response, int]:
 def read_conversation(conversation_id: str) -> tuple[Response, int]:
     owner = _owner()
     conversation = store_call(_store().get, owner, conversation_id)
-    return _ok({"conversation": _still_readable(conversation)})
+    return _ok({"conversation": still_readable(conversation)})
 
 
 @bp.route("/conversations/<conversation_id>", methods=["PATCH", "PUT"])
@@ -143,7 +143,7 @@ def usage() -> tuple[Response, int]:
 WITHHELD = "A document this answer came from is no longer readable by you: the answer is withheld."
 
 
-def _readable(ids: set[str]) -> set[str]:
+def readable_ids(ids: set[str]) -> set[str]:
     """Which of these documents the current user may read now (secured searches, 500 ids each);
     fails closed: when permissions cannot be checked, the request fails."""
     readable: set[str] = set()
@@ -160,12 +160,12 @@ def _readable(ids: set[str]) -> set[str]:
     return readable
 
 
-def _still_readable(conversation: dict[str, Any]) -> dict[str, Any]:
+def still_readable(conversation: dict[str, Any]) -> dict[str, Any]:
     """The conversation as the user may see it now: each stored source kept only if they may read
     it; a turn answered from a document they can no longer read (any of those in its prompt)
     shows its question, but neither its answer nor that source, and says why (``withheld``)."""
     ids = {s["id"] for block in conversation["blocks"] for s in block["sources"] if s.get("id")}
-    readable = _readable(ids)
+    readable = readable_ids(ids)
     blocks = []
     for block in conversation["blocks"]:
         sources = [s for s in block["sources"] if s.get("id") in readable]
@@ -178,7 +178,7 @@ def _still_readable(conversation: dict[str, Any]) -> dict[str, Any]:
 def readable_history(turns: list[PastTurn], size: int) -> list[dict[str, str]]:
     """The history messages of the turns whose documents the user may all still read: a turn
     answered from a document they lost is not sent to the LLM again."""
-    readable = _readable({i for turn in turns for i in turn.source_ids})
+    readable = readable_ids({i for turn in turns for i in turn.source_ids})
     return as_messages([t for t in turns if set(t.source_ids) <= readable], size)
 
 

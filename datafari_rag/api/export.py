@@ -20,9 +20,10 @@ from werkzeug.datastructures import MultiDict
 from ..errors import DatafariError
 from ..solr import SolrError
 from . import search_params
+from .answers import Error
 from .auth import current_access
 from .context import get_services
-from .contract import REFUSALS, Param, Reply, endpoint, names, refusals
+from .contract import JSON, REFUSALS, Param, Reply, endpoint, names, refusals
 from .validation import bounded_int, field_list, names_acl_field, sort_clause
 
 bp = Blueprint("export", __name__)
@@ -48,11 +49,12 @@ PARAMS = (
     Param("facetField[]", TEXT, "the page's facets: checked, not used", repeatable=True),
     Param("facetQuery[]", TEXT, "the page's query facets: checked, not used", repeatable=True),
 )
-REFUSED = refusals(*REFUSALS)
 MEDIA = {
     "excel": ("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", "xlsx"),
     "csv": ("text/csv", "csv"),
 }
+REFUSED = refusals(*REFUSALS)
+FILES: dict[str, Any] = {m: {"type": "string", "format": "binary"} for m, _ in MEDIA.values()} | {JSON: Error}
 
 
 def _checked_search() -> tuple[list[tuple[str, Any]], list[str], str, int]:
@@ -131,8 +133,8 @@ def _file(table: list[list[str]], kind: str) -> bytes:
 @endpoint(
     "The current search's results the user may read, as an Excel workbook or a CSV file",
     {
-        200: Reply("the file", {m: {"type": "string", "format": "binary"} for m, _ in MEDIA.values()}),
-        **refusals(*REFUSALS),
+        200: Reply("the file; a refused search: Datafari's error JSON (its labels answer 200)", FILES),
+        **REFUSED,
     },
     params=PARAMS,
 )

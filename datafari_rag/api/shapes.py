@@ -122,6 +122,38 @@ class AlertBody(Shape):
     nextRun: str | None = None
 
 
+AnId = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
+
+
+class AssistantConversation(Shape):
+    """Datafari 7.0's new conversation: its basket may start as a copy of another of the user's."""
+
+    sourceConversationId: AnId | None = None
+
+
+class AssistantRename(Shape):
+    conversationId: AnId
+    title: Title
+
+
+class BasketDocumentBody(Shape):
+    """A document put in a conversation's basket (the latest conversation, or a new one, when
+    ``conversationId`` is absent)."""
+
+    docId: AnId
+    docTitle: str = Field(min_length=1, max_length=500)
+    conversationId: AnId | None = None
+
+
+class AssistantMessage(Shape):
+    """A message of Datafari 7.0's assistant kept in a conversation (a new one when
+    ``conversationId`` is absent)."""
+
+    role: Literal["user", "assistant"]
+    content: str = Field(min_length=1, max_length=100_000)
+    conversationId: AnId | None = None
+
+
 class NewApiKey(Shape):
     name: str = Field(default="", max_length=100)
     username: str | None = None  # default: the administrator creating it
@@ -323,6 +355,10 @@ SHAPES: tuple[type[Shape], ...] = (
     SettingsChange,
     NewApiKey,
     PreferencesChange,
+    AssistantConversation,
+    AssistantRename,
+    BasketDocumentBody,
+    AssistantMessage,
     SavedSearchBody,
     AlertBody,
     RagBody,

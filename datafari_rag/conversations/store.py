@@ -162,6 +162,24 @@ class ConversationStore:
         with self._session() as session:
             return [conversation_json(row) for row in session.scalars(query)]
 
+    def latest(self, username: str) -> dict[str, Any] | None:
+        """The user's most recently used conversation, if any."""
+        found = self.list(username)
+        return found[0] if found else None
+
+    def answer_last(self, username: str, conversation_id: str, answer: str) -> str:
+        """An assistant's message: the answer of the latest turn still waiting for one, or a turn
+        of its own; returns the block's id."""
+        with self._session() as session:
+            row = self._owned(session, username, conversation_id, lock=True)
+            waiting = [b for b in row.blocks if b.status == "idle" and not b.answer]
+            if waiting:
+                block = waiting[-1]
+                block.answer, block.status = answer, "done"
+                row.last_refresh = _now()
+                return block.id
+        return self.append(username, conversation_id, Turn(question="", answer=answer, status="done"))
+
     def get(self, username: str, conversation_id: str) -> dict[str, Any]:
         """The conversation and its turns, in order; reopening it marks it as the last used."""
         with self._session() as session:

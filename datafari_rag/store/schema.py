@@ -320,3 +320,18 @@ class AlertRun(Base):
     found: Mapped[int] = mapped_column(Integer)
     documents: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)  # id, title, url
     mailed: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class BasketDocument(Base):
+    """A document a user put in a conversation's basket (Datafari 7.0's assistant)."""
+
+    __tablename__ = "docs_basket"
+    __table_args__ = (UniqueConstraint("conversation_id", "document_id", name="uq_docs_basket_document"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    conversation_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("conversation.id", ondelete="CASCADE"), index=True
+    )
+    document_id: Mapped[str] = mapped_column(String(2048))
+    document_title: Mapped[str] = mapped_column(String(500))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
