@@ -14,17 +14,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from flask import Blueprint, jsonify, request
+from flask import Blueprint, request
 
 from ..conversations import ConversationStore
 from ..conversations.basket import Basket
 from ..conversations.store import Turn
 from ..errors import DatafariError
 from .answers import V1Error, V1Ok
-from .auth import current_access
 from .context import get_services
 from .contract import Param, endpoint, json
 from .conversations import readable_ids, still_readable
+from .datafari_v1 import as_signed_in_user
 from .shapes import AssistantConversation, AssistantMessage, AssistantRename, BasketDocumentBody, read
 from .store_calls import store_call
 
@@ -42,14 +42,7 @@ def _replies(*errors: int) -> dict[int, Any]:
 
 
 def _answer(work: Callable[[str], dict[str, Any]]) -> Any:
-    username = current_access().username
-    if username is None:
-        return jsonify({"status": "ERROR", "content": {"code": 401, "reason": "Authentication required"}}), 401
-    try:
-        return jsonify({"status": "OK", "content": work(username)})
-    except DatafariError as exc:
-        error = {"code": exc.code, "reason": exc.reason or exc.message}
-        return jsonify({"status": "ERROR", "content": error}), exc.code
+    return as_signed_in_user(work, "Authentication required")
 
 
 def _store() -> ConversationStore:

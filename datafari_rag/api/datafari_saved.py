@@ -7,20 +7,18 @@ v1.0 JSON (``{"status": "OK", "content": {"savedsearches": […]}}``, ``{"alerts
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from flask import Blueprint, jsonify
+from flask import Blueprint
 from werkzeug.datastructures import MultiDict
 
 from ..alerts.store import Alerts, AlertSpec, SavedSearches
 from ..errors import DatafariError
 from . import search_params
 from .answers import V1Error, V1Ok
-from .auth import current_access
 from .context import get_services
 from .contract import endpoint, json
-from .datafari_v1 import NOT_AUTHENTICATED
+from .datafari_v1 import as_signed_in_user
 from .shapes import AlertBody, SavedSearchBody, read
 from .store_calls import store_call
 
@@ -34,19 +32,6 @@ def _replies(*errors: int) -> dict[int, Any]:
     return {200: json(V1Ok, "Datafari's v1.0 answer")} | {
         code: json(V1Error, "Datafari's v1.0 error") for code in (401, 503, *errors)
     }
-
-
-def _v1(work: Callable[[str], dict[str, Any]]) -> Any:
-    """Runs ``work`` for the signed-in user; Datafari's v1.0 answer or error."""
-    username = current_access().username
-    if username is None:
-        return jsonify({"status": "ERROR", "content": {"code": 401, "reason": NOT_AUTHENTICATED}}), 401
-    try:
-        return jsonify({"status": "OK", "content": work(username)})
-    except DatafariError as exc:
-        return jsonify(
-            {"status": "ERROR", "content": {"code": exc.code, "reason": exc.reason or exc.message}}
-        ), exc.code
 
 
 def _saved() -> SavedSearches:
@@ -73,7 +58,7 @@ def _spec(body: AlertBody) -> AlertSpec:
 @bp.get(SAVED)
 @endpoint("My saved searches", _replies())
 def list_saved() -> Any:
-    return _v1(lambda user: {"savedsearches": store_call(_saved().of_user, user)})
+    return as_signed_in_user(lambda user: {"savedsearches": store_call(_saved().of_user, user)})
 
 
 @bp.post(SAVED)
@@ -83,7 +68,7 @@ def add_saved() -> Any:
         body = read(SavedSearchBody, "savedSearchBadRequest")
         return {"savedsearch": store_call(_saved().add, user, body.name.strip(), body.search)}
 
-    return _v1(add)
+    return as_signed_in_user(add)
 
 
 @bp.delete(f"{SAVED}/<name>")
@@ -93,25 +78,27 @@ def delete_saved(name: str) -> Any:
         store_call(_saved().delete, user, name)
         return {"deleted": name}
 
-    return _v1(delete)
+    return as_signed_in_user(delete)
 
 
 @bp.get(ALERTS)
 @endpoint("My alerts: what each searches, how often, when it last ran and runs next", _replies())
 def list_alerts() -> Any:
-    return _v1(lambda user: {"alerts": store_call(_alerts().of_user, user)})
+    return as_signed_in_user(lambda user: {"alerts": store_call(_alerts().of_user, user)})
 
 
 @bp.post(ALERTS)
 @endpoint("Create an alert: a search run hourly, daily or weekly as me", _replies(400, 413, 415), AlertBody)
 def add_alert() -> Any:
-    return _v1(lambda user: {"alert": store_call(_alerts().add, user, _spec(read(AlertBody, "alertBadRequest")))})
+    return as_signed_in_user(
+        lambda user: {"alert": store_call(_alerts().add, user, _spec(read(AlertBody, "alertBadRequest")))}
+    )
 
 
 @bp.get(f"{ALERTS}/<alert_id>")
 @endpoint("One of my alerts", _replies(404))
 def read_alert(alert_id: str) -> Any:
-    return _v1(lambda user: {"alert": store_call(_alerts().get, user, alert_id)})
+    return as_signed_in_user(lambda user: {"alert": store_call(_alerts().get, user, alert_id)})
 
 
 @bp.put(f"{ALERTS}/<alert_id>")
@@ -121,7 +108,7 @@ def replace_alert(alert_id: str) -> Any:
         spec = _spec(read(AlertBody, "alertBadRequest"))
         return {"alert": store_call(_alerts().replace, user, alert_id, spec)}
 
-    return _v1(replace)
+    return as_signed_in_user(replace)
 
 
 @bp.delete(f"{ALERTS}/<alert_id>")
@@ -131,10 +118,10 @@ def delete_alert(alert_id: str) -> Any:
         store_call(_alerts().delete, user, alert_id)
         return {"deleted": alert_id}
 
-    return _v1(delete)
+    return as_signed_in_user(delete)
 
 
 @bp.get(f"{ALERTS}/<alert_id>/runs")
 @endpoint("What my alert's latest runs found: the new documents I may read, newest run first", _replies(404))
 def alert_runs(alert_id: str) -> Any:
-    return _v1(lambda user: {"runs": store_call(_alerts().runs, user, alert_id)})
+    return as_signed_in_user(lambda user: {"runs": store_call(_alerts().runs, user, alert_id)})

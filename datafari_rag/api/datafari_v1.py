@@ -11,6 +11,7 @@ each answer says so, in Datafari's v1.0 JSON (``{"status": "OK", "content": …}
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, redirect
@@ -39,6 +40,18 @@ def _v1(summary: str, *errors: int) -> Any:
     """A v1.0 endpoint's contract: its answer, or its error with that status."""
     replies: dict[int, Reply] = {200: json(V1Ok, "Datafari's v1.0 answer")}
     return endpoint(summary, replies | {code: json(V1Error, "Datafari's v1.0 error") for code in errors})
+
+
+def as_signed_in_user(work: Callable[[str], dict[str, Any]], anonymous: str = NOT_AUTHENTICATED) -> Any:
+    """Runs ``work`` for the signed-in user's name: Datafari's ``{"status": "OK", "content"}``, or
+    its error JSON with the status of the refusal (a visitor: 401 saying ``anonymous``)."""
+    username = current_access().username
+    if username is None:
+        return _error(401, anonymous)
+    try:
+        return jsonify({"status": "OK", "content": work(username)})
+    except DatafariError as exc:
+        return _error(exc.code, exc.reason or exc.message)
 
 
 def _ok(content: dict[str, Any]) -> Response:
@@ -88,16 +101,13 @@ def current_user() -> Any:
     PreferencesChange,
 )
 def save_current_user() -> Any:
-    access = current_access()
-    if access.username is None:
-        return _error(401, NOT_AUTHENTICATED)
-    try:
+    def save(username: str) -> dict[str, Any]:
         change = read(PreferencesChange, "userBadRequest")
         store = store_call(get_services().store.preferences)
-        saved = store_call(store.save, access.username, change.lang, change.uiConfig)
-    except DatafariError as exc:
-        return _error(exc.code, exc.reason or exc.message)
-    return _ok({"lang": saved.lang, "uiConfig": saved.ui_config or {}})
+        saved = store_call(store.save, username, change.lang, change.uiConfig)
+        return {"lang": saved.lang, "uiConfig": saved.ui_config or {}}
+
+    return as_signed_in_user(save)
 
 
 @bp.get("/auth")
