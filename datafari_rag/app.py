@@ -22,6 +22,7 @@ from .api.datafari_saved import bp as datafari_saved_bp
 from .api.datafari_session import bp as datafari_session_bp
 from .api.datafari_v1 import bp as datafari_v1_bp
 from .api.document_link import bp as document_link_bp
+from .api.entity_suggest import bp as entity_suggest_bp
 from .api.export import bp as export_bp
 from .api.health import bp as health_bp
 from .api.index_jobs import bp as index_jobs_bp
@@ -83,6 +84,7 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     app.register_blueprint(datafari_v1_bp, url_prefix=v1)
     app.register_blueprint(datafari_fields_bp, url_prefix=v1)
     app.register_blueprint(datafari_saved_bp, url_prefix=v1)
+    app.register_blueprint(entity_suggest_bp, url_prefix=v1)
     # Datafari's web application's own servlets (the session check), under its base (/Datafari)
     datafari_base = prefix.removesuffix("/v2.0").removesuffix("/rest")
     app.register_blueprint(datafari_session_bp, url_prefix=datafari_base)

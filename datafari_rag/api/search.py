@@ -83,7 +83,7 @@ VECTOR_PARAMS = names(VECTOR)
 SUGGEST_PARAMS = names(SUGGEST)
 
 
-def _only(allowed: set[str], per_field: bool = False) -> None:
+def only_params(allowed: set[str], per_field: bool = False) -> None:
     unknown = sorted(n for n in request.args if n not in allowed and not (per_field and search_params.is_per_field(n)))
     if unknown:
         raise DatafariError("ragBadRequest", f"Unsupported parameter(s): {', '.join(unknown)}.")
@@ -120,7 +120,7 @@ def _solr_json(parsed: dict[str, Any], preview: bool = False) -> Response:
     return Response(json.dumps(parsed, ensure_ascii=False), mimetype="application/json")
 
 
-def _solr_failure(exc: SolrError) -> DatafariError:
+def solr_failure(exc: SolrError) -> DatafariError:
     """Solr refusing a search (400: a query it cannot parse) is the caller's mistake, any other
     failure a technical error."""
     if exc.status == 400:
@@ -141,9 +141,9 @@ def _solr_failure(exc: SolrError) -> DatafariError:
 )
 def select() -> Response:
     if request.args.get("action") == "rag":
-        _only(RAG_SELECT_PARAMS)
+        only_params(RAG_SELECT_PARAMS)
         return select_rag()
-    _only(SEARCH_PARAMS, per_field=True)
+    only_params(SEARCH_PARAMS, per_field=True)
     action = request.args.get("action")
     if action not in (None, "", *PREVIEW):
         raise DatafariError("ragBadRequest", f"'action' must be rag, {', '.join(PREVIEW)} or absent.")
@@ -171,7 +171,7 @@ def select() -> Response:
     try:
         found = services.main.search("select", params, access)
     except SolrError as exc:
-        raise _solr_failure(exc) from exc
+        raise solr_failure(exc) from exc
     if not action and found.get("response", {}).get("numFound") == 0:  # a typo: "did you mean"
         said = suggestion(services.main, access, params[0][1], [p for p in params if p[0] == "fq"])
         if said is not None:
@@ -188,7 +188,7 @@ def select() -> Response:
 def vector() -> Response:
     """kNN over VectorMain, as Solr's ``/vector`` answers it, without the chunks whose parent the
     user may not read now (the parent check of :mod:`datafari_rag.retrieval.guard`)."""
-    _only(VECTOR_PARAMS)
+    only_params(VECTOR_PARAMS)
     services = get_services()
     s = services.settings
     text = request.args.get("queryrag") or request.args.get("q")
@@ -208,7 +208,7 @@ def vector() -> Response:
     try:
         docs, found = guarded_knn(services.vectors, services.main, current_access(), params, min(top_k, rows))
     except SolrError as exc:
-        raise _solr_failure(exc) from exc
+        raise solr_failure(exc) from exc
     if asked is not None and PARENT not in asked and "*" not in asked:
         docs = [{k: v for k, v in d.items() if k != PARENT} for d in docs]
     header = {k: v for k, v in found.get("responseHeader", {}).items() if k != "params"}
@@ -227,7 +227,7 @@ def suggest() -> Response:
     """DatafariUI's autocomplete: the titles of the documents the user may read whose title
     matches what was typed (its last word as a prefix), as Solr's spellcheck collations (the shape
     the UI reads). A spellcheck dictionary would be built from every document, readable or not."""
-    _only(SUGGEST_PARAMS)
+    only_params(SUGGEST_PARAMS)
     search_params.aggregator(request.args.get("aggregator"))
     rows = bounded_int(request.args.get("rows"), "rows", 1, MAX_SUGGESTIONS, MAX_SUGGESTIONS)
     typed = request.args.get("q", "")
@@ -246,7 +246,7 @@ def suggest() -> Response:
         try:
             found = get_services().main.search("select", params, current_access())
         except SolrError as exc:
-            raise _solr_failure(exc) from exc
+            raise solr_failure(exc) from exc
         for doc in found["response"]["docs"]:
             title = doc.get("title")
             first = title[0] if isinstance(title, list) and title else title

@@ -15,6 +15,7 @@ from datafari_rag.config import Settings
 from datafari_rag.indexing.indexer import Indexer
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import bootstrap
+from datafari_rag.testing.acl_harness import EVERY_TOKEN, layers_off
 from tests.integration.conftest import mapped_users
 
 API = "/Datafari/rest/v2.0"
@@ -33,7 +34,7 @@ DOCS = [
 @pytest.fixture(scope="module")
 def ui(solr: SolrClient, settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Settings:
     folder = tmp_path_factory.mktemp("ui")
-    mine = mapped_users(settings, folder, "ui", {"hana": ["team-hr"], "otto": []})
+    mine = mapped_users(settings, folder, "ui", {"hana": ["team-hr"], "otto": [], EVERY_TOKEN: ["team-hr"]})
     bootstrap(solr, mine)
     docs = [
         {
@@ -260,3 +261,28 @@ def test_every_field_never_includes_the_acl_fields(ui: Settings) -> None:
         docs = response.get_json()["response"]["docs"]
         assert docs and all("id" in d for d in docs)
         assert not [k for d in docs for k in d if "_token_" in k], path
+
+
+def entities(client: FlaskClient, typed: str, user: str | None = None) -> list[str]:
+    headers = {"X-Remote-User": user} if user else {}
+    params = {"action": "suggest", "q": typed, "autocomplete": "true", "spellcheck.collateParam.q.op": "AND"}
+    response = client.get("/Datafari/rest/v1.0/search/suggestEntityAuthors", query_string=params, headers=headers)
+    assert response.status_code == 200, response.get_data(as_text=True)
+    found = response.get_json()["suggest"]["suggesterEntityAuthors"]
+    word = typed.split()[-1] if typed.split() else ""
+    return [s["term"] for s in found[word]["suggestions"]]
+
+
+def test_people_are_suggested_from_the_documents_the_user_may_read(ui: Settings) -> None:
+    client = create_app(ui).test_client()
+    assert entities(client, "report by A") == ["alice"]  # the last word, any case
+    assert entities(client, "ca") == [] and entities(client, "ca", "otto") == []  # carol: team-hr documents only
+    assert entities(client, "ca", "hana") == ["carol"] and entities(client, "d", "hana") == ["dave"]
+    assert entities(client, "") == []
+
+
+def test_the_control_with_both_filters_off_suggests_the_teams_people(
+    ui: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("datafari_rag.solr.search.acl_params", layers_off("both"))
+    assert entities(create_app(ui).test_client(), "ca", "otto") == ["carol"]
