@@ -57,10 +57,16 @@ REFUSED = refusals(*REFUSALS)
 FILES: dict[str, Any] = {m: {"type": "string", "format": "binary"} for m, _ in MEDIA.values()} | {JSON: Error}
 
 
+def _facet_option(name: str) -> bool:
+    """The page's facet settings DatafariUI adds to the export's address (``facet``, ``facet.*``,
+    ``f.<field>.facet.*``): they change nothing in an export, which has no facets."""
+    return name == "facet" or name.startswith("facet.") or search_params.is_per_field(name)
+
+
 def _checked_search() -> tuple[list[tuple[str, Any]], list[str], str, int]:
     """The Solr parameters of the page's search, the columns, the format and how many rows."""
     args = request.args
-    unknown = sorted(n for n in args if n not in names(PARAMS) and not search_params.is_per_field(n))
+    unknown = sorted(n for n in args if n not in names(PARAMS) and not _facet_option(n))
     if unknown:
         raise DatafariError("ragBadRequest", f"Unsupported parameter(s): {', '.join(unknown)}.")
     kind = args.get("type", "")
