@@ -98,11 +98,14 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     return app
 
 
-def schedule_alerts(app: Flask) -> threading.Thread | None:
+def schedule_alerts(app: object) -> threading.Thread | None:
     """Looks for DatafariUI alerts that are due every ``alerts.schedule.interval`` seconds, in a
     daemon thread of this process (gunicorn starts one per worker: each due alert is claimed in the
-    store, so it runs once). None when the interval is 0 (``datafari-rag alerts run`` instead)."""
-    live = app.extensions["live"]
+    store, so it runs once). None when the interval is 0 (``datafari-rag alerts run`` instead), or
+    when ``app`` is not the sidecar's (another WSGI app served with the same gunicorn settings)."""
+    live = app.extensions.get("live") if isinstance(app, Flask) else None
+    if live is None:
+        return None
     interval = live.initial.settings.alerts_interval
     if interval <= 0:
         return None

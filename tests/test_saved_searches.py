@@ -14,7 +14,7 @@ import pytest
 from flask.testing import FlaskClient
 
 from datafari_rag.alerts.store import Alerts, SavedSearches
-from datafari_rag.app import create_app
+from datafari_rag.app import create_app, schedule_alerts
 from datafari_rag.config import Settings
 from datafari_rag.store.database import migrate, open_engine
 
@@ -153,3 +153,14 @@ def test_the_control_a_store_read_without_its_owner_is_caught(tmp_path: Path) ->
         return {s["name"] for u in (f"user{i}" for i in range(8)) for s in saved.of_user(u)}
 
     assert mismatches(lambda user, name: saved.add(user, name, "q=x"), every_users, seed=3) > 0
+
+
+def test_the_alert_schedule_starts_for_the_sidecar_only(tmp_path: Path) -> None:
+    """gunicorn's hook runs for any app served with the sidecar's settings (bench/passthrough.py
+    too): only the sidecar's starts the schedule, and not with an interval of 0."""
+    assert schedule_alerts(lambda environ, start_response: []) is None
+    off = Settings(conversations_url=f"sqlite:///{tmp_path / 'off.db'}", alerts_interval=0)
+    assert schedule_alerts(create_app(off)) is None
+    on = create_app(Settings(conversations_url=f"sqlite:///{tmp_path / 'on.db'}", alerts_interval=3600))
+    thread = schedule_alerts(on)
+    assert thread is not None and thread.daemon and thread.is_alive()
