@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Engine, select
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import sessionmaker
 
-from ..store.schema import BasketDocument, Conversation
+from ..store.schema import BasketDocument
 from ..store.transaction import transaction
-from .store import ConversationLimit, ConversationNotFound, _is_id, _iso
+from .store import ConversationLimit, ConversationNotFound, ConversationStore, _is_id, _iso
 
 WHAT = "the documents basket"
 MAX_DOCUMENTS = 200  # per conversation
@@ -33,12 +33,7 @@ class Basket:
     def __init__(self, engine: Engine) -> None:
         self.sessions = sessionmaker(engine, expire_on_commit=False)
 
-    @staticmethod
-    def _owned(session: Session, username: str, conversation_id: str) -> Conversation:
-        row = session.get(Conversation, conversation_id) if _is_id(conversation_id) else None
-        if row is None or row.username != username:
-            raise ConversationNotFound(conversation_id)
-        return row
+    _owned = staticmethod(ConversationStore._owned)  # the conversation's owner, as every turn checks it
 
     def of(self, username: str, conversation_id: str) -> list[dict[str, Any]]:
         """The conversation's basket, the latest added first."""
