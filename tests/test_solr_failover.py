@@ -1,6 +1,7 @@
 """Several Solr URLs: a node that cannot be connected to is passed over for the next, which then
-stays first; a node that answers (even with an error) is not; all down is one clear error. The
-nodes are played by local sockets: one closed, one answering like Solr, one never answering."""
+stays first; a node that answers 503 is moved last; one that answers another error is not; all
+down is one clear error. The nodes are played by local sockets: one closed, one answering like
+Solr, one never answering."""
 
 from __future__ import annotations
 
@@ -17,8 +18,12 @@ from datafari_rag.solr.breaker import CircuitBreaker
 
 
 class Solr(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.do_GET()
+
     def do_GET(self) -> None:
-        status = 404 if "missing" in self.path else 200
+        status = 404 if "missing" in self.path else 503 if "unavailable" in self.path else 200
         body = json.dumps({"responseHeader": {"status": 0}, "path": self.path}).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -60,6 +65,16 @@ def test_a_node_that_answers_with_an_error_is_not_passed_over(live: str) -> None
     with pytest.raises(SolrError) as refused:
         client.get("missing")
     assert refused.value.status == 404 and client.base_url == live
+
+
+def test_a_node_that_answers_unavailable_is_moved_last_for_the_next_try(live: str) -> None:
+    """Solr's 503 ("Cannot talk to ZooKeeper - Updates are disabled" from a node reconnecting)
+    is the caller's to send again: the node stays in the list, after the others."""
+    other = closed_port()
+    client = SolrClient(f"{live},{other}", timeout=5)
+    with pytest.raises(SolrError) as refused:
+        client.post("unavailable/update", json=[])
+    assert refused.value.status == 503 and client.urls == [other, live]
 
 
 def test_every_node_down_is_one_clear_error() -> None:

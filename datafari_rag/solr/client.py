@@ -34,8 +34,9 @@ class SolrClient:
 
     ``base_url`` may name several nodes of one SolrCloud, comma-separated: requests go to the
     first that answers, and a node that cannot be connected to (killed, restarting) is passed
-    over for the next one, which then stays first. A node that answers slowly is not: sending a
-    slow request again elsewhere would double the load that made it slow."""
+    over for the next one, which then stays first; a node that answers 503 (unavailable: one that
+    lost ZooKeeper refuses writes) is moved last, for the caller's next try. A node that answers
+    slowly is not: sending a slow request again elsewhere would double the load that made it slow."""
 
     def __init__(
         self,
@@ -111,6 +112,10 @@ class SolrClient:
         if self.breaker is not None:
             self.breaker.succeeded()
         if response.status >= 400:
+            if response.status == 503 and len(self.urls) > 1 and self.urls[0] == node:
+                # this node cannot serve now ("Cannot talk to ZooKeeper - Updates are disabled"
+                # while it reconnects): the caller's next try goes to the next node
+                self.urls.append(self.urls.pop(0))
             raise SolrError(response.status, _error_message(response.status, path, _json(response.data)))
         return response
 

@@ -271,6 +271,31 @@ def test_a_user_signed_in_by_the_reverse_proxy_needs_no_sign_in(browser: Browser
         context.close()
 
 
+SLOW_LIST = """
+const send = window.fetch.bind(window);
+window.fetch = (input, init) => {
+  const listing = /\\/conversations$/.test(String(input)) && !(init && init.method && init.method !== "GET");
+  return listing ? new Promise((done) => setTimeout(done, 1500)).then(() => send(input, init)) : send(input, init);
+};
+"""
+
+
+def test_a_question_sent_while_the_page_opens_keeps_its_answer(browser: Browser, sidecar: str) -> None:
+    """The conversation list comes slowly (1.5 s): a question typed and sent at once waits for the
+    page, then its streamed answer stays on screen and its conversation is listed once."""
+    context = browser.new_context(extra_http_headers={"X-Remote-User": "bea"}, bypass_csp=True)
+    context.add_init_script(SLOW_LIST)
+    page = context.new_page()
+    try:
+        page.goto(f"{sidecar}/ui/#/chat")
+        ask(page, "What does the board pay memo say about salaries, in short?")
+        expect(page.locator(".turn .answer a.cite")).to_have_attribute("href", MEMO, timeout=20000)
+        listed = page.get_by_role("link", name="What does the board pay memo say about salaries, in short?")
+        expect(listed).to_have_count(1)
+    finally:
+        context.close()
+
+
 def test_random_users_in_the_page_see_only_their_documents_and_conversations(
     browser: Browser, sidecar: str, world: Settings
 ) -> None:

@@ -69,9 +69,12 @@ export async function chatView(main, rest) {
   const message = status();
   const form = h("form", { class: "ask" }, field(t("question"), question), send, message);
 
+  let listed = 0;  // two refreshes in flight (the page opening, a first question) land once
   async function refreshList() {
-    clear(list);
+    const ticket = ++listed;
     const { conversations } = await api("/conversations");
+    if (ticket !== listed) return;
+    clear(list);
     if (!conversations.length) list.append(h("li", { class: "empty" }, t("noConversation")));
     for (const c of conversations) {
       const open = h("a", { href: `#/chat/${c.id}`, class: "open", "aria-current": c.id === current ? "page" : null }, c.title);
@@ -97,6 +100,7 @@ export async function chatView(main, rest) {
     clear(turns);
     if (!current) return;
     const { conversation } = await api(`/conversations/${current}`);
+    clear(turns);
     for (const block of conversation.blocks) {
       const text = block.withheld ? block.withheld_reason : block.answer;  // a source the reader lost
       turns.append(turnView(block.question, text, block.sources || [], block.status === "error"));
@@ -154,6 +158,11 @@ export async function chatView(main, rest) {
     h("aside", { class: "conversations", "aria-labelledby": "conv-title" },
       h("h2", { id: "conv-title" }, t("conversations")), newButton, list),
     h("section", { class: "thread", "aria-label": t("chat") }, turns, form)));
-  await refreshList();
-  await showConversation();
+  send.disabled = true;  // a question sent before the conversation is shown would be wiped by it
+  try {
+    await refreshList();
+    await showConversation();
+  } finally {
+    send.disabled = false;
+  }
 }
