@@ -24,6 +24,7 @@ from .api.datafari_v1 import bp as datafari_v1_bp
 from .api.document_link import bp as document_link_bp
 from .api.entity_suggest import bp as entity_suggest_bp
 from .api.export import bp as export_bp
+from .api.feedback import bp as feedback_bp
 from .api.health import bp as health_bp
 from .api.index_jobs import bp as index_jobs_bp
 from .api.mcp import McpEndpoint, with_mcp
@@ -73,6 +74,7 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     app.register_blueprint(search_bp, url_prefix=prefix)
     app.register_blueprint(stream_bp, url_prefix=prefix)
     app.register_blueprint(conversations_bp, url_prefix=prefix)
+    app.register_blueprint(feedback_bp, url_prefix=prefix)
     app.register_blueprint(users_bp, url_prefix=prefix)
     app.register_blueprint(workflows_bp, url_prefix=prefix)
     app.register_blueprint(admin_settings_bp, url_prefix=prefix)

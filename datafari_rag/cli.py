@@ -481,6 +481,23 @@ def _gunicorn(app: str, config: str) -> list[str]:
     return [sys.executable, "-m", "gunicorn", "-c", str(CONF / config), app]
 
 
+@main.group("feedback")
+def feedback_group() -> None:
+    """Users' ratings of answers (thumbs up or down in the web UI)."""
+
+
+@feedback_group.command("export")
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+@_clear_errors
+def feedback_export_cmd(folder: Path) -> None:
+    """Writes the answers rated good as an evaluation set (qa.jsonl, corpus.jsonl) for `eval answers`."""
+    from .evaluation.feedback_set import export_good_answers
+
+    services = build_services(_settings())
+    questions, documents = export_good_answers(services.store.feedback(), services.main, folder)
+    click.echo(f"wrote {questions} question(s) rated good and {documents} cited document(s) to {folder}")
+
+
 @main.group("users")
 def users_group() -> None:
     """Local users (kept in conversations.url's database), for sign-in without an identity provider."""
@@ -646,6 +663,47 @@ def _signal_group(child: subprocess.Popen[bytes], signum: int) -> None:
         os.killpg(child.pid, signum)
 
 
+def _first_run(settings: Settings, env: dict[str, str]) -> tuple[Settings, list[str]]:
+    """Local sign-in without editing a file: the signing secret (configured, else kept in
+    var/secrets) passed to the sidecar; on a store with no user, a first administrator and the demo
+    users, whose generated passwords are the lines returned (shown once, never stored in clear)."""
+    from .first_run import DEMO_USERS, create_demo_users, first_administrator, signing_secret
+
+    secret = signing_secret(settings)
+    if not secret:  # an identity provider signs the tokens: no local sign-in to set up
+        return settings, []
+    env[env_name("security.jwt.hs256.secret")] = secret
+    users = _user_store()
+    lines = []
+    admin = first_administrator(users)
+    if admin is not None:
+        lines.append(f"  administrator: {admin[0]} / {admin[1]}   (shown once: change it on the Users page)")
+    demo = create_demo_users(users)
+    if demo is not None:
+        lines.append(f"  demo users: {', '.join(DEMO_USERS)} / {demo}   (their tokens: {settings.mapping_file})")
+    return settings.replace(jwt_hs256_secret=secret), lines
+
+
+def _banner(base: str, settings: Settings, first: list[str]) -> None:
+    """Where the web UI is, who may sign in, and the point of the product: one question asked as
+    two demo users, answered from the documents each may read."""
+    from .first_run import ASKED_AS, QUESTION, ask_as
+
+    if not settings.jwt_hs256_secret:
+        click.echo(f"\nWeb UI: {base}/ui/ (signed in by {settings.jwt_issuer or 'your identity provider'})")
+        return
+    click.echo(f"\nWeb UI: {base}/ui/")
+    for line in first:
+        click.echo(line)
+    users = _user_store()
+    if all(users.get(name) is not None for name in ASKED_AS):
+        click.echo(f"\nThe same question, asked as two users: {QUESTION!r}")
+        for name in ASKED_AS:
+            answer = ask_as(base, settings, users, name)
+            sources = "; ".join(answer.sources[:3]) or "none"
+            click.echo(f"  as {answer.username}: {answer.message[:240]}\n    sources: {sources}")
+
+
 @main.command("run")
 @click.option("--insecure", is_flag=True, help="Start Solr without authentication (development only).")
 @_clear_errors
@@ -683,9 +741,11 @@ def run_cmd(insecure: bool) -> None:
             click.echo(line)
         if insecure:
             click.echo(INSECURE_WARNING.format(url=node.url), err=True)
-        from .indexing.sample import index_sample
+        from .indexing.sample import RESTRICTED_CORPUS, index_sample
 
-        click.echo(f"Indexed {index_sample(services.indexer)} sample documents")
+        shown = index_sample(services.indexer), index_sample(services.indexer, RESTRICTED_CORPUS)
+        click.echo(f"Indexed {shown[0]} sample documents and {shown[1]} restricted ones (HR, staff, finance)")
+        settings, first = _first_run(settings, env)
         children.append(_server(_gunicorn("datafari_rag.app:create_app()", "gunicorn.conf.py"), env))
         base = f"http://{settings.server_host}:{settings.server_port}"
         _wait_http(f"{base}/health", 60, children[-1], "sidecar")
@@ -708,8 +768,7 @@ def run_cmd(insecure: bool) -> None:
         )
         click.echo(f"  curl '{node.url}/{settings.collection_main}/select?q=password&fl=id,title,score'")
         click.echo(f"  curl {settings.agent_url}/models")
-        ui = "sign in" if settings.jwt_hs256_secret else "set security.jwt.hs256.secret first"
-        click.echo(f"Web UI: {base}/ui/ ({ui}; an administrator: datafari-rag users add admin --admin)")
+        _banner(base, settings, first)
         click.echo("\nCtrl-C stops everything that was started.")
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         while all(child.poll() is None for child in children):

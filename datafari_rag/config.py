@@ -912,7 +912,8 @@ class Settings:
         SECURITY,
         "security.update.users",
         "",
-        "Who may call POST /update (comma-separated usernames, identified by JWT or trusted header).",
+        "Who may call POST /update and index/jobs besides the administrators (comma-separated "
+        "usernames, identified by JWT or trusted header).",
     )
     admins: str = _key(
         SECURITY,

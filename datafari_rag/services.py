@@ -10,6 +10,7 @@ from .alerts.store import Alerts, SavedSearches
 from .config import Settings
 from .conversations import ConversationStore
 from .conversations.basket import Basket
+from .conversations.feedback import FeedbackStore
 from .indexing.embedder import ChunkEmbedder
 from .indexing.indexer import Indexer
 from .indexing.jobs import JobStore
@@ -42,6 +43,10 @@ class Stores(StoreHandle):
     def basket(self) -> Basket:
         """The documents baskets of the conversations (Datafari 7.0's assistant)."""
         return self.part(Basket)
+
+    def feedback(self) -> FeedbackStore:
+        """Users' ratings of answers."""
+        return self.part(FeedbackStore)
 
     def workflows(self) -> WorkflowStore:
         """The workflows and their API keys."""

@@ -257,8 +257,11 @@ def test_an_empty_authorization_or_an_api_key_where_none_is_taken_is_401_with_th
             assert error["label"] == "authenticationFailed", (headers, path)
 
 
-def test_updates_need_a_listed_user_and_trust_this_machine_only_when_asked(mapping: Path) -> None:
+def test_updates_need_a_listed_user_or_an_administrator_and_trust_this_machine_only_when_asked(
+    mapping: Path, tmp_path: Path
+) -> None:
     settings = Settings(
+        conversations_url=f"sqlite:///{tmp_path / 'store.db'}",
         mapping_file=str(mapping),
         solr_url="http://127.0.0.1:9/solr",
         trusted_header="X-User",
@@ -274,6 +277,11 @@ def test_updates_need_a_listed_user_and_trust_this_machine_only_when_asked(mappi
     bob = listed.post("/update", json=[], headers={"X-User": "bob"}, environ_base={"REMOTE_ADDR": "10.0.0.5"})
     alice = listed.post("/update", json=[], headers={"X-User": "alice"}, environ_base={"REMOTE_ADDR": "10.0.0.5"})
     assert bob.status_code == 403 and alice.status_code == 200 and alice.get_json()["added"] == 0
+    assert "administrators" in bob.get_json()["content"]["error"]["reason"]
+    admin = create_app(settings.replace(update_users="alice", admins="carol")).test_client()
+    for user, status in (("carol", 200), ("bob", 403)):  # an administrator may index; others still not
+        sent = admin.post("/update", json=[], headers={"X-User": user}, environ_base={"REMOTE_ADDR": "10.0.0.5"})
+        assert sent.status_code == status, (user, sent.get_json())
 
 
 def test_the_model_store_is_never_proxied(mapping: Path) -> None:

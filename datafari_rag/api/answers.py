@@ -5,7 +5,7 @@ against them."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Required
+from typing import Annotated, Any, Literal, NotRequired, Required
 
 from pydantic import Field, WithJsonSchema
 from typing_extensions import TypedDict  # pydantic reads typing's TypedDict from Python 3.12 on
@@ -260,6 +260,11 @@ class Source(TypedDict, total=False):
     url: str
 
 
+class BlockRating(TypedDict):
+    rating: Literal["up", "down"]
+    comment: str
+
+
 class Block(TypedDict, total=False):
     """a turn: the question, the answer and the sources the reader may still read"""
 
@@ -275,6 +280,8 @@ class Block(TypedDict, total=False):
     error_label: str | None
     latency_ms: int | None
     created_at: str
+    feedback: BlockRating | None  # my rating of this answer
+    answer_html: str  # the answer as the web UI shows it (Markdown rendered, cleaned)
 
 
 class ConversationWithBlocks(Conversation, total=False):
@@ -323,3 +330,35 @@ class SessionState(TypedDict, total=False):
     casEnabled: bool
     kerberosEnabled: bool
     oidcEnabled: bool
+
+
+class FeedbackItem(TypedDict):
+    conversation_id: str
+    block_id: str
+    username: str
+    rating: Literal["up", "down"]
+    comment: str
+    question: str
+    answer: str
+    updated_at: str
+    withheld: NotRequired[bool]
+    withheld_reason: NotRequired[str]
+
+
+class FeedbackContent(TypedDict):
+    feedback: list[FeedbackItem]
+    totals: dict[str, int]
+
+
+class FeedbackAnswer(TypedDict):
+    status: Literal["OK"]
+    content: FeedbackContent
+
+
+class RatedContent(TypedDict):
+    feedback: FeedbackItem
+
+
+class RatedAnswer(TypedDict):
+    status: Literal["OK"]
+    content: RatedContent

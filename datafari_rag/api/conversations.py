@@ -22,6 +22,7 @@ from ..conversations.usage import counted
 from ..errors import DatafariError
 from ..filters import SourceFilter
 from ..rag.pipeline import Event, RagRequest, Wrap
+from ..text.markdown import answer_html
 from .answers import ConversationAnswer, UsageAnswer
 from .auth import current_access
 from .context import get_services
@@ -91,7 +92,14 @@ def create_conversation() -> tuple[Response, int]:
 def read_conversation(conversation_id: str) -> tuple[Response, int]:
     owner = _owner()
     conversation = store_call(_store().get, owner, conversation_id)
-    return _ok({"conversation": still_readable(conversation)})
+    ratings = store_call(store_call(get_services().store.feedback).of_conversation, owner, conversation_id)
+    for block in conversation["blocks"]:
+        rated = ratings.get(block["id"])
+        block["feedback"] = {"rating": rated["rating"], "comment": rated["comment"]} if rated else None
+    shown = still_readable(conversation)
+    for block in shown["blocks"]:
+        block["answer_html"] = answer_html(block["answer"])
+    return _ok({"conversation": shown})
 
 
 @bp.route("/conversations/<conversation_id>", methods=["PATCH", "PUT"])

@@ -73,6 +73,11 @@ class ConversationTitle(Shape):
     title: Title
 
 
+class AnswerRating(Shape):
+    rating: Literal["up", "down"]
+    comment: str = Field(default="", max_length=2000)
+
+
 class IndexJobRequest(Shape):
     # each document is checked on its own (a bad one fails alone): any item is taken here
     documents: Annotated[
@@ -351,6 +356,7 @@ SHAPES: tuple[type[Shape], ...] = (
     UserChange,
     NewConversation,
     ConversationTitle,
+    AnswerRating,
     IndexJobRequest,
     SettingsChange,
     NewApiKey,

@@ -25,6 +25,7 @@ from flask import Blueprint, Response, request, stream_with_context
 
 from ..errors import DatafariError
 from ..rag.pipeline import INTERNAL_EVENTS, QUALITY_KEYS, Event, RagRequest, Wrap
+from ..text.markdown import answer_html
 from .ai import parsed
 from .answers import Error
 from .auth import current_access
@@ -88,6 +89,8 @@ def ndjson(events: Iterator[Event]) -> Iterator[str]:
                 yield _line(Event("sources.add", item))
         elif event.type == "error":
             event = Event("error", {**event.data, "code": str(event.data["code"])})
+        elif event.type == "message.final":  # the answer as the web UI shows it (Markdown, cleaned)
+            event = Event(event.type, {**event.data, "html": answer_html(event.data["text"])})
         yield _line(event)
 
 

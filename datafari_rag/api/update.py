@@ -16,24 +16,28 @@ from .answers import Error, UpdateResult
 from .auth import current_access
 from .context import get_services
 from .contract import REFUSALS, Param, endpoint, json, refusals
+from .users import is_admin
 
 bp = Blueprint("update", __name__)
 
 
 def may_write() -> None:
-    """Writing to the index needs an explicit credential: a user of ``security.update.users``
-    (identified by JWT or trusted header). Callers on this machine are trusted only with
-    ``security.update.trustLocal`` (an opt-in: a local reverse proxy makes every client local)."""
+    """Writing to the index needs an explicit credential: an administrator or a user of
+    ``security.update.users`` (identified by JWT or trusted header). Callers on this machine are
+    trusted only with ``security.update.trustLocal`` (an opt-in: a local reverse proxy makes every
+    client local)."""
     settings = get_services().settings
     allowed = {u.strip() for u in settings.update_users.split(",") if u.strip()}
     username = current_access().username
-    if username is not None and username in allowed:
+    if username is not None and (username in allowed or is_admin(username)):
         return
     if settings.update_trust_local and request.remote_addr in ("127.0.0.1", "::1"):
         return
     if username is None:
         raise DatafariError("authenticationFailed", "Updates need a credential: a user of security.update.users.")
-    raise DatafariError("accessForbidden", "This user may not write to the index (see security.update.users).")
+    raise DatafariError(
+        "accessForbidden", "Only administrators and the users of security.update.users may write to the index."
+    )
 
 
 # Solr's JSON update syntax: a list of documents, or an object of commands

@@ -54,7 +54,7 @@ class TurnRecorder:
                     cited = {r["number"] for r in event.data.get("references", [])}
                     sources = [{**s, "cited": s["number"] in cited} for s in sources]
                     turn = self._turn("done", event.data["text"], sources, queries, usage=event.data["usage"])
-                    self._save(turn)
+                    event = Event(event.type, {**event.data, "blockId": self._save(turn)})  # to rate it by
                     saved = True
                 yield event
         except DatafariError as exc:
@@ -91,9 +91,9 @@ class TurnRecorder:
             latency_ms=int((time.monotonic() - self.started) * 1000),
         )
 
-    def _save(self, turn: Turn) -> None:
+    def _save(self, turn: Turn) -> str:
         try:
-            self.store.append(self.username, self.conversation_id, turn)
+            return self.store.append(self.username, self.conversation_id, turn)
         except ConversationLimit as exc:
             raise DatafariError("conversationLimit", str(exc)) from exc
         except StoreUnavailable as exc:

@@ -8,12 +8,10 @@ secure Solr create with a random password, readable by its owner only. It is nev
 
 from __future__ import annotations
 
-import os
-import secrets
 from pathlib import Path
 
 from ..config import Settings
-from ..paths import var_dir
+from ..paths import kept_secret, var_dir
 from .user_properties import service_user
 
 
@@ -41,14 +39,4 @@ def ensure(settings: Settings) -> tuple[str, str]:
     found = credentials(settings)
     if found:
         return found
-    path = password_file(settings)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    password = secrets.token_urlsafe(24)
-    # O_EXCL: two commands securing at once must not each write a different password
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return service_user(settings), path.read_text().strip()
-    with os.fdopen(fd, "w") as out:
-        out.write(password + "\n")
-    return service_user(settings), password
+    return service_user(settings), kept_secret(password_file(settings))[0]

@@ -335,3 +335,17 @@ class BasketDocument(Base):
     document_id: Mapped[str] = mapped_column(String(2048))
     document_title: Mapped[str] = mapped_column(String(500))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class AnswerFeedback(Base):
+    """A user's rating of one answer (a conversation's turn): up or down, with an optional comment;
+    one per turn, rated again in place."""
+
+    __tablename__ = "answer_feedback"
+    __table_args__ = (CheckConstraint("rating IN (-1, 1)", name="ck_answer_feedback_rating"),)
+
+    block_id: Mapped[str] = mapped_column(String(36), ForeignKey("block.id", ondelete="CASCADE"), primary_key=True)
+    username: Mapped[str] = mapped_column(String(255), index=True)
+    rating: Mapped[int] = mapped_column(Integer)
+    comment: Mapped[str] = mapped_column(Text, default="")
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -375,3 +375,101 @@ def test_answers_report_usage_and_latency_and_statistics_add_up(
     assert seen["totals"] == mine["totals"]
     everyone = client.get(f"{API}/usage", headers=as_user("root")).get_json()["content"]["usage"]
     assert user in {r["username"] for r in everyone}
+
+
+def rate(client: FlaskClient, user: str | None, cid: str, bid: str, rating: Any, comment: Any = "") -> Any:
+    body = {"rating": rating, "comment": comment}
+    return client.put(f"{CONV}/{cid}/blocks/{bid}/feedback", json=body, headers=as_user(user))
+
+
+def listing(client: FlaskClient, reader: str, **params: str) -> Any:
+    return client.get(f"{API}/feedback", query_string=params, headers=as_user(reader))
+
+
+@pytest.mark.parametrize("protected", [True, False], ids=["withheld", "control-not-withheld"])
+def test_random_users_rate_their_own_answers_and_ratings_show_only_what_the_reader_may_read(
+    app_for: Callable[..., FlaskClient],
+    fake_llm: FakeLlm,
+    protected: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """Random users (half of them HR) ask about managers' leave and rate their answers up or down;
+    each rates only turns of their own conversations (another's turn is not found, as a missing
+    one), reads only their own ratings, and the administrator (no HR token) reads everyone's —
+    with every answer built from the HR document withheld. Control: with the withholding switched
+    off, the same administrator's listing shows the HR answers (the check is not blind)."""
+    from datafari_rag.api import feedback as feedback_api
+    from datafari_rag.evaluation.answers import load_qa
+    from datafari_rag.evaluation.feedback_set import export_good_answers
+
+    if not protected:
+        monkeypatch.setattr(
+            feedback_api, "as_read", lambda items: [{k: v for k, v in i.items() if k != "source_ids"} for i in items]
+        )
+    rng = random.Random(20261127)
+    client = app_for(admins="otto")
+    fake_llm.reset(
+        lambda p: "Managers get 30 days [1]." if "Managers get 30 days" in p else "Everyone gets 25 days [1]."
+    )
+    users = [f"user-{i}" for i in range(8)]  # the odd ones hold team-hr
+    turns: dict[str, list[tuple[str, str, str]]] = {u: [] for u in users}  # (conversation, turn, rating)
+    before = {u: listing(client, u).get_json()["content"]["totals"] for u in users}  # the store is the module's
+    for user in users:
+        cid = start(client, user)
+        for _ in range(rng.randint(1, 2)):
+            ask(client, user, cid, "How many days of paid annual leave for managers?")
+        blocks = read(client, user, cid)[1]["content"]["conversation"]["blocks"]
+        for block in blocks:
+            choice = rng.choice(["up", "down"])
+            kept = rate(client, user, cid, block["id"], choice, f"by {user}")
+            assert kept.status_code == 200, kept.get_json()
+            assert kept.get_json()["content"]["feedback"]["rating"] == choice
+            turns[user].append((cid, block["id"], choice))
+    # rated again in place; shown when the conversation is reopened
+    cid, bid, _ = turns[users[0]][0]
+    assert rate(client, users[0], cid, bid, "up", "better now").status_code == 200
+    turns[users[0]][0] = (cid, bid, "up")
+    reopened = read(client, users[0], cid)[1]["content"]["conversation"]["blocks"][0]
+    assert reopened["feedback"] == {"rating": "up", "comment": "better now"} and "<p>" in reopened["answer_html"]
+    # another user's turn, a turn under another conversation, a random id: the same not found
+    missing = rate(client, users[1], str(uuid.uuid4()), str(uuid.uuid4()), "up").get_json()
+    for user in users:
+        other = rng.choice([u for u in users if u != user])
+        ocid, obid, _ = rng.choice(turns[other])
+        mine = turns[user][0][0]
+        for attempt in (rate(client, user, ocid, obid, "down"), rate(client, user, mine, obid, "down")):
+            assert attempt.status_code == 404 and attempt.get_json() == missing
+    # bad input: refused with why, nothing kept
+    for bad in (rate(client, users[0], cid, bid, "meh"), rate(client, users[0], cid, bid, "down", "x" * 2001)):
+        assert bad.status_code == 400 and label(bad) == "conversationBadRequest", bad.get_json()
+    assert rate(client, None, cid, bid, "down").status_code == 401
+    leaks = 0
+    for user in users:
+        content = listing(client, user).get_json()["content"]
+        assert {f["username"] for f in content["feedback"]} == {user}
+        ours = {t[0] for t in turns[user]}
+        shown = {(f["conversation_id"], f["block_id"], f["rating"]) for f in content["feedback"]}
+        assert {s for s in shown if s[0] in ours} == set(turns[user])
+        assert content["totals"] == {r: before[user][r] + sum(t[2] == r for t in turns[user]) for r in ("up", "down")}
+        assert listing(client, user, user="otto").status_code == 403
+    everyone = listing(client, "otto").get_json()["content"]
+    assert {f["block_id"] for f in everyone["feedback"]} >= {t[1] for ts in turns.values() for t in ts}
+    for item in everyone["feedback"]:
+        leaks += "30 days" in json.dumps(item)
+    if not protected:
+        assert leaks > 0, "the control found no HR answer: the check is blind"
+        return
+    assert leaks == 0
+    withheld = [f for f in everyone["feedback"] if f.get("withheld")]
+    assert withheld and all(f["answer"] == "" and f["question"] for f in withheld)
+    assert listing(client, users[1], rating="sideways").status_code == 400
+    # the answers rated good, as the evaluation set `eval answers` reads
+    from datafari_rag.services import build_services
+
+    services = build_services(client.application.extensions["datafari_rag"].settings)
+    questions, _ = export_good_answers(services.store.feedback(), services.main, tmp_path / "set")
+    corpus, qa = load_qa(tmp_path / "set")
+    good = [t for ts in turns.values() for t in ts if t[2] == "up"]
+    assert questions == len(qa) >= len(good) and all(q.answers and q.gold_doc_id for q in qa)
+    assert {q.gold_doc_id for q in qa} <= {d["_id"] for d in corpus}

@@ -1,12 +1,10 @@
 """Solr comes up secured without being asked: ``solr start``, ``bootstrap`` and ``serve`` as a user
-runs them, the generated service account, and the start-up check's refusals."""
+runs them, the generated service account, and the start-up check's refusals (`datafari-rag run`
+itself: tests/ui/test_first_run.py)."""
 
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -117,53 +115,3 @@ def _wait(condition: object, timeout: float = 30.0) -> None:
     while not condition():  # type: ignore[operator]
         assert time.monotonic() < deadline, "Solr did not apply the change in time"
         time.sleep(0.2)
-
-
-def test_run_comes_up_secured_and_serves_through_its_service_account(tmp_path: Path) -> None:
-    """`datafari-rag run` (what `make run` starts): Solr answers anonymous clients 401 on
-    /internal, /get and the admin APIs from the start, the sidecar searches through the generated
-    service account, nothing prints the password, and Ctrl-C stops everything."""
-    ports = {"SOLR": free_port(), "AGENT_PORT": free_port(), "SERVER_PORT": free_port()}
-    solr_url = f"http://127.0.0.1:{ports['SOLR']}/solr"
-    env = {
-        **os.environ,
-        "DATAFARI_RAG_VAR": str(tmp_path / "var"),
-        "DATAFARI_RAG_SOLR_URL": solr_url,
-        "DATAFARI_RAG_AGENT_PORT": str(ports["AGENT_PORT"]),
-        "DATAFARI_RAG_SERVER_PORT": str(ports["SERVER_PORT"]),
-    }
-    run = subprocess.Popen(
-        [sys.executable, "-m", "datafari_rag.cli", "run"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    output: list[str] = []
-    try:
-        deadline = time.monotonic() + 600
-        while not any("Ctrl-C stops everything" in line for line in output):
-            line = run.stdout.readline()  # type: ignore[union-attr]
-            assert line and time.monotonic() < deadline, "".join(output[-40:])
-            output.append(line)
-        password = (tmp_path / "var" / "secrets" / "solr-service.password").read_text().strip()
-        assert password not in "".join(output) and "WARNING" not in "".join(output)
-        assert "Solr's door: Solr 9.10.1, BasicAuthPlugin" in "".join(output)
-        refused = {f"{m} {p}": _status(solr_url, m, p, q) for m, p, q in SERVICE_ONLY}
-        assert set(refused.values()) == {401}, refused
-        sidecar = f"http://127.0.0.1:{ports['SERVER_PORT']}/Datafari/rest/v2.0"
-        found = urllib3.request("GET", f"{sidecar}/search/select", fields={"q": "password"}, timeout=60).json()
-        assert found["response"]["numFound"] > 0  # the sidecar reads Solr as the service account
-    finally:
-        os.killpg(run.pid, signal.SIGINT)  # Ctrl-C in the terminal
-        rest, _ = run.communicate(timeout=150)  # every process holding its output ended: nothing left behind
-    assert run.returncode in (0, 1), rest[-2000:]
-    assert _status_or_down(solr_url) == "down"  # Ctrl-C stopped the Solr it started
-
-
-def _status_or_down(url: str) -> str:
-    try:
-        return str(urllib3.request("GET", f"{url}/admin/info/system", retries=False, timeout=5).status)
-    except urllib3.exceptions.HTTPError:
-        return "down"

@@ -271,6 +271,64 @@ def test_a_user_signed_in_by_the_reverse_proxy_needs_no_sign_in(browser: Browser
         context.close()
 
 
+MARKDOWN = "The memo says:\n\n- salaries rise by **3 percent** [1]\n- from `April`\n\n<script>alert(1)</script>"
+
+
+def test_an_answer_is_rendered_copied_rated_regenerated_and_stopped(
+    browser: Browser, sidecar: str, fake_llm: FakeLlm
+) -> None:
+    """An answer in Markdown shows as a list with emphasis and code (its HTML cleaned: the script
+    is text), its [n] still a citation; Copy puts its text on the clipboard; a thumb rates it,
+    with a comment, kept when the conversation is reopened and counted on the statistics page;
+    Regenerate asks again; Stop ends a slow answer and the page takes the next question; in a
+    dark system theme the page is dark."""
+    fake_llm.answer = lambda prompt: SUMMARY if "Task: summarize" in prompt else MARKDOWN
+    context = browser.new_context(extra_http_headers={"X-Remote-User": "bea"}, color_scheme="dark")
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=sidecar)
+    page = context.new_page()
+    page.set_default_timeout(20000)
+    try:
+        page.goto(f"{sidecar}/ui/#/chat")
+        background = page.evaluate("getComputedStyle(document.body.parentElement).backgroundColor")
+        assert background == "rgb(18, 22, 28)", background  # the dark theme's --bg
+        ask(page, "What does the board pay memo say, in a list?")
+        answer = page.locator(".turn .answer").last
+        expect(answer.locator("li strong")).to_have_text("3 percent")
+        expect(answer.locator("li code")).to_have_text("April")
+        expect(answer.locator("li a.cite")).to_have_attribute("href", MEMO)
+        expect(answer).to_contain_text("<script>alert(1)</script>")  # shown as text, never run
+        assert answer.locator("script").count() == 0
+        turn = page.locator(".turn").last
+        turn.get_by_role("button", name="Copy").click()
+        expect(turn.get_by_role("status").filter(has_text="Copied.")).to_be_visible()
+        assert page.evaluate("navigator.clipboard.readText()") == MARKDOWN
+        turn.get_by_role("button", name="Good answer").click()
+        expect(turn.get_by_role("button", name="Good answer")).to_have_attribute("aria-pressed", "true")
+        turn.get_by_label("Comment (optional)").fill("Clear and sourced.")
+        turn.get_by_role("button", name="Save the comment").click()
+        expect(turn.get_by_role("status").filter(has_text="Thank you")).to_be_visible()
+        shot(page, "21-answer-markdown-rated-dark")
+        page.reload()  # reopened: the rating and its comment are still there
+        turn = page.locator(".turn").last
+        expect(turn.get_by_role("button", name="Good answer")).to_have_attribute("aria-pressed", "true")
+        expect(turn.get_by_label("Comment (optional)")).to_have_value("Clear and sourced.")
+        turn.get_by_role("button", name="Regenerate").click()
+        expect(page.locator(".turn .question")).to_have_text(["What does the board pay memo say, in a list?"] * 2)
+        expect(page.locator(".turn").last.get_by_role("button", name="Good answer")).to_be_visible()
+        fake_llm.chunk_delay = 1.0  # a slow answer, stopped half-way
+        ask(page, "What does the board pay memo say, slowly?")
+        page.get_by_role("button", name="Stop").click()
+        expect(page.get_by_role("status").filter(has_text="Stopped.")).to_be_visible()
+        expect(page.get_by_role("button", name="Stop")).to_be_hidden()
+        expect(page.get_by_role("button", name="Send")).to_be_enabled()
+        page.get_by_role("link", name="Token statistics").click()
+        ratings = page.get_by_role("region", name="Ratings of answers")
+        expect(ratings).to_contain_text("Clear and sourced.")
+        expect(ratings.locator(".rating-totals")).to_contain_text(re.compile(r"✓ [1-9]"))
+    finally:
+        context.close()
+
+
 SLOW_LIST = """
 const send = window.fetch.bind(window);
 window.fetch = (input, init) => {
@@ -341,7 +399,11 @@ def test_files_indexed_from_the_page_show_their_progress_then_answer(page: Page,
         [{"name": "x.txt", "mimeType": "text/plain", "buffer": b"x"}]
     )
     page.get_by_role("button", name="Index").click()
-    expect(page.get_by_role("alert")).to_contain_text("may not write")
+    refused = page.get_by_role("alert")  # the message a user reads; the technical reason folded
+    expect(refused).to_contain_text("Sorry, this request is not allowed.")
+    expect(refused.get_by_text("security.update.users")).to_be_hidden()
+    refused.get_by_text("Details").click()
+    expect(refused.get_by_text("security.update.users")).to_be_visible()
     page.get_by_role("button", name="Sign out").click()
     sign_in(page, sidecar, "root")
     page.get_by_role("link", name="Indexing").click()

@@ -1,5 +1,5 @@
-// The sidecar's REST API, with the signed-in user's token; every refusal becomes an Error whose
-// message is the server's reason (what the user is shown).
+// The sidecar's REST API, with the signed-in user's token; every refusal becomes an ApiError whose
+// message is the server's user-facing message, its technical reason kept apart (a details box).
 
 export const PREFIX = document.querySelector('meta[name="api-prefix"]').content;
 
@@ -15,7 +15,16 @@ export const session = {
 };
 
 export class ApiError extends Error {
-  constructor(message, status, label) { super(message); this.status = status; this.label = label; }
+  constructor(message, status, label, reason) {
+    super(message); this.status = status; this.label = label; this.reason = reason;
+  }
+}
+
+/** The refusal a Datafari error JSON (or anything else a server sent) carries. */
+export function refusal(json, status) {
+  const error = json?.content?.error || {};
+  const message = json?.content?.message || error.reason || `HTTP ${status}`;
+  return new ApiError(message, error.code || status, error.label || "httpError", error.reason);
 }
 
 export function headers(extra = {}) {
@@ -43,10 +52,7 @@ export async function api(path, { method = "GET", body, extraHeaders } = {}) {
   let json = null;
   try { json = await response.json(); } catch { /* not JSON: a proxy's page */ }
   if (!json) throw new ApiError(`HTTP ${response.status}`, response.status, "httpError");
-  if (json.status !== "OK") {
-    const error = json.content?.error || {};
-    throw new ApiError(error.reason || json.content?.message || "Error", error.code || response.status, error.label);
-  }
+  if (json.status !== "OK") throw refusal(json, response.status);
   return json.content;
 }
 
@@ -57,8 +63,7 @@ export async function stream(body, onEvent, signal) {
   });
   if (!response.body) throw new ApiError(`HTTP ${response.status}`, response.status, "httpError");
   if (!(response.headers.get("Content-Type") || "").includes("ndjson")) {
-    const json = await response.json();
-    throw new ApiError(json.content?.error?.reason || json.content?.message || "Error", response.status);
+    throw refusal(await response.json().catch(() => null), response.status);
   }
   for await (const line of pieces(response, "\n")) {
     if (line.trim()) { const event = JSON.parse(line); onEvent(event.type, event.data); }

@@ -3,7 +3,7 @@
 
 import { api, proxiedUser, session } from "./api.js";
 import { chatView } from "./chat.js";
-import { h, clear } from "./dom.js";
+import { h, clear, problemNodes } from "./dom.js";
 import { lang, setLang, t, translateStatic } from "./i18n.js";
 import { indexingView } from "./indexing.js";
 import { loginView } from "./login.js";
@@ -64,7 +64,7 @@ async function render() {
     await target.view(page, rest);
   } catch (error) {
     if (error.status === 401) { session.clear(); go("#/login"); return; }
-    page.append(h("p", { class: "status error", role: "alert" }, error.message));
+    page.append(h("div", { class: "status error", role: "alert" }, ...problemNodes(error.message, error.reason)));
   }
 }
 

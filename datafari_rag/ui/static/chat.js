@@ -2,14 +2,13 @@
 // written (ai/stream), its numbered citations linked to their sources, and a summary of any source.
 
 import { api, stream } from "./api.js";
-import { clear, field, h, status } from "./dom.js";
+import { append, clear, field, h, problemNodes, status } from "./dom.js";
 import { lang, t } from "./i18n.js";
 
 const CITATION = /\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]/g;
 
-/** The answer's text with each [n] a link to source n (a source not found stays text). */
-function answerNodes(text, sources) {
-  const byNumber = new Map(sources.map((s) => [s.number, s]));
+/** ``text`` with each [n] a link to source n (a source not found stays text). */
+function citationNodes(text, byNumber) {
   const nodes = [];
   let last = 0;
   for (const match of text.matchAll(CITATION)) {
@@ -28,6 +27,57 @@ function answerNodes(text, sources) {
   }
   nodes.push(text.slice(last));
   return nodes;
+}
+
+/** The answer: its HTML when the server sent it (Markdown rendered, then cleaned to an allow-list
+ * on the server), else its text; each [n] outside code and links becomes a citation link. */
+function answerBody(text, html, sources) {
+  const body = h("div", { class: "markdown" });
+  if (html) {
+    const template = document.createElement("template");
+    template.innerHTML = html;
+    body.append(template.content);
+  } else body.append(text || "");
+  const byNumber = new Map(sources.map((s) => [s.number, s]));
+  const walker = document.createTreeWalker(body, NodeFilter.SHOW_TEXT, {
+    acceptNode: (node) => (node.parentElement.closest("a, code, pre") ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+  });
+  const texts = [];
+  while (walker.nextNode()) texts.push(walker.currentNode);
+  for (const node of texts) {
+    const parts = citationNodes(node.data, byNumber);
+    if (parts.length > 1) node.replaceWith(...parts);
+  }
+  return body;
+}
+
+/** Thumbs up or down on an answer (kept per turn, mine only), then an optional comment. */
+function ratingView(conversationId, blockId, feedback) {
+  const note = status();
+  let rating = feedback?.rating || null;
+  const comment = h("textarea", { rows: 2, maxlength: 2000 });
+  comment.value = feedback?.comment || "";
+  const commentForm = h("form", { class: "comment", hidden: !rating }, field(t("comment"), comment),
+    h("button", { type: "submit", class: "small" }, t("sendComment")));
+  const thumb = (value, label, symbol) => h("button", {
+    type: "button", class: "small thumb", "aria-label": label, "aria-pressed": String(rating === value),
+    onclick: () => send(value),
+  }, symbol);
+  const up = thumb("up", t("goodAnswer"), `✓ ${t("good")}`);
+  const down = thumb("down", t("badAnswer"), `✗ ${t("bad")}`);
+  async function send(value) {
+    try {
+      await api(`/conversations/${conversationId}/blocks/${blockId}/feedback`,
+        { method: "PUT", body: { rating: value, comment: comment.value.trim() } });
+      rating = value;
+      up.setAttribute("aria-pressed", String(value === "up"));
+      down.setAttribute("aria-pressed", String(value === "down"));
+      commentForm.hidden = false;
+      note.show(t("thanks"));
+    } catch (error) { note.fail(error); }
+  }
+  commentForm.addEventListener("submit", (event) => { event.preventDefault(); if (rating) send(rating); });
+  return h("div", { class: "rating" }, up, down, commentForm, note);
 }
 
 function sourcesList(sources) {
@@ -55,9 +105,18 @@ function sourcesList(sources) {
   return h("section", { class: "turn-sources", "aria-label": t("sources") }, h("h3", {}, t("sources")), list);
 }
 
-function turnView(question, answerText, sources, failed) {
-  const answer = h("div", { class: `answer${failed ? " error" : ""}` }, ...answerNodes(answerText || "", sources));
-  return h("li", { class: "turn" }, h("p", { class: "question" }, question), answer, sourcesList(sources));
+/** One question and its answer, with what can be done with it: copy, regenerate, rate. */
+function turnView(turn, regenerate) {
+  const { question, text, html, sources = [], failed, blockId, conversationId, feedback } = turn;
+  const answer = h("div", { class: `answer${failed ? " error" : ""}` }, answerBody(text, html, sources));
+  const note = status();
+  const actions = failed ? null : h("div", { class: "turn-actions" },
+    h("button", { type: "button", class: "small", onclick: async () => {
+      try { await navigator.clipboard.writeText(text || ""); note.show(t("copied")); } catch (error) { note.fail(error); }
+    } }, t("copy")),
+    h("button", { type: "button", class: "small", onclick: () => regenerate(question) }, t("regenerate")),
+    blockId && conversationId ? ratingView(conversationId, blockId, feedback) : null, note);
+  return h("li", { class: "turn" }, h("p", { class: "question" }, question), answer, actions, sourcesList(sources));
 }
 
 export async function chatView(main, rest) {
@@ -83,7 +142,7 @@ export async function chatView(main, rest) {
           const title = prompt(t("newTitle"), c.title);
           if (!title) return;
           try { await api(`/conversations/${c.id}`, { method: "PATCH", body: { title } }); await refreshList(); }
-          catch (error) { message.show(error.message, "error"); }
+          catch (error) { message.fail(error); }
         } }, t("rename"));
       const remove = h("button", { type: "button", class: "small danger", "aria-label": `${t("delete")}: ${c.title}`,
         onclick: async () => {
@@ -102,17 +161,25 @@ export async function chatView(main, rest) {
     const { conversation } = await api(`/conversations/${current}`);
     clear(turns);
     for (const block of conversation.blocks) {
-      const text = block.withheld ? block.withheld_reason : block.answer;  // a source the reader lost
-      turns.append(turnView(block.question, text, block.sources || [], block.status === "error"));
+      const withheld = block.withheld;  // a source the reader lost: the answer is not shown
+      turns.append(turnView({
+        question: block.question, text: withheld ? block.withheld_reason : block.answer,
+        html: withheld ? null : block.answer_html, sources: block.sources || [], failed: block.status === "error",
+        blockId: withheld ? null : block.id, conversationId: current, feedback: block.feedback,
+      }, ask));
     }
   }
 
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const text = question.value.trim();
-    if (!text) return;
+  let asking = null;  // the answer being streamed: Stop aborts it
+  const stop = h("button", { type: "button", class: "secondary", hidden: true, onclick: () => asking?.abort() }, t("stop"));
+  form.append(stop);
+
+  async function ask(text) {
     send.disabled = true;
+    stop.hidden = false;
+    asking = new AbortController();
     message.show(t("thinking"));
+    const answer = h("div", { class: "answer streaming", "aria-live": "polite", "aria-busy": "true" });
     try {
       if (!current) {
         const { conversation } = await api("/conversations", { method: "POST", body: { title: text.slice(0, 80) } });
@@ -120,10 +187,8 @@ export async function chatView(main, rest) {
         history.replaceState(null, "", `#/chat/${current}`);
         await refreshList();
       }
-      const answer = h("div", { class: "answer streaming", "aria-live": "polite", "aria-busy": "true" });
       const turn = h("li", { class: "turn" }, h("p", { class: "question" }, text), answer);
       turns.append(turn);
-      question.value = "";
       let sources = [];
       await stream({ query: text, lang: lang(), conversationId: current }, (type, data) => {
         if (type === "sources.final") sources = data.items.map((s, i) => ({ ...s, number: i + 1 }));
@@ -131,20 +196,33 @@ export async function chatView(main, rest) {
         else if (type === "message.final") {
           const cited = new Set((data.references || []).map((r) => r.number));
           sources = sources.map((s) => ({ ...s, cited: cited.has(s.number) }));
-          turn.replaceWith(turnView(text, data.text, sources, false));
+          turn.replaceWith(turnView({ question: text, text: data.text, html: data.html, sources,
+            blockId: data.blockId, conversationId: current }, ask));
         } else if (type === "error") {
           answer.classList.add("error");
-          answer.textContent = data.reason || data.message;
+          clear(answer);
+          append(answer, problemNodes(data.message || data.reason, data.reason));
         }
-      });
-      answer.setAttribute("aria-busy", "false");
+      }, asking.signal);
       message.show("");
     } catch (error) {
-      message.show(error.message, "error");
+      if (error.name === "AbortError") message.show(t("stopped"));
+      else message.fail(error);
     } finally {
+      answer.setAttribute("aria-busy", "false");
+      asking = null;
+      stop.hidden = true;
       send.disabled = false;
       question.focus();
     }
+  }
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const text = question.value.trim();
+    if (!text) return;
+    question.value = "";
+    await ask(text);
   });
 
   const newButton = h("button", { type: "button", onclick: () => {

@@ -1,5 +1,8 @@
 // Building the page from data: every text goes in as text (never as HTML), so nothing a
-// document, an answer or a user typed can run in the page.
+// document, an answer or a user typed can run in the page. (The one exception, an answer's
+// Markdown, comes as HTML the server cleaned to an allow-list: chat.js.)
+
+import { t } from "./i18n.js";
 
 /** An element: h("button", {type: "button", onclick: f}, "Send"). */
 export function h(tag, attrs = {}, ...children) {
@@ -36,14 +39,23 @@ export function field(label, control, help) {
   return h("div", { class: "field" }, ...parts);
 }
 
+/** A refusal as the user reads it: its message, and its technical reason (when it says more)
+ * folded in a details box. */
+export function problemNodes(message, reason) {
+  if (!reason || reason === message) return [message];
+  return [message, " ", h("details", { class: "reason" }, h("summary", {}, t("details")), h("span", {}, reason))];
+}
+
 /** A region that tells assistive technologies about errors and successes. */
 export function status() {
-  const el = h("p", { class: "status", role: "status", "aria-live": "polite" });
-  el.show = (text, kind = "ok") => {
-    el.textContent = text;
+  const el = h("div", { class: "status", role: "status", "aria-live": "polite" });
+  el.show = (text, kind = "ok", reason) => {
+    clear(el);
+    append(el, problemNodes(text, reason));
     el.className = `status ${kind}`;
     el.setAttribute("role", kind === "error" ? "alert" : "status");
   };
+  el.fail = (error) => el.show(error.message, "error", error.reason);
   return el;
 }
 

@@ -31,6 +31,10 @@ const WORDS = {
     chunker: "Chunker", evaluator: "LLM evaluator (drops poor chunks)",
     threshold: "Evaluator's lowest score kept (0 to 1)", filterKeys: "Find a key",
     collection: "Own collections: <name>_FileShare and <name>_VectorMain (empty: the configuration's)",
+    copy: "Copy", copied: "Copied.", regenerate: "Regenerate", stop: "Stop", stopped: "Stopped.",
+    goodAnswer: "Good answer", badAnswer: "Bad answer", comment: "Comment (optional)", sendComment:
+    "Save the comment", thanks: "Thank you: your rating is kept.", ratings: "Ratings of answers", ratedUp: "rated good",
+    ratedDown: "rated bad", rating: "Rating", details: "Details", good: "Good", bad: "Bad",
   },
   fr: {
     language: "Langue", signOut: "Se déconnecter", signIn: "Se connecter", username: "Identifiant",
@@ -66,6 +70,11 @@ const WORDS = {
     jobDone: "Indexation terminée.", chunker: "Découpage", evaluator: "Évaluateur LLM (écarte les mauvais morceaux)",
     threshold: "Note minimale gardée par l'évaluateur (0 à 1)", filterKeys: "Chercher une clé",
     collection: "Collections propres : <nom>_FileShare et <nom>_VectorMain (vide : celles de la configuration)",
+    copy: "Copier", copied: "Copié.", regenerate: "Régénérer", stop: "Arrêter", stopped: "Arrêté.",
+    goodAnswer: "Bonne réponse", badAnswer: "Mauvaise réponse", comment: "Commentaire (facultatif)", sendComment:
+    "Enregistrer le commentaire", thanks: "Merci : votre avis est enregistré.", ratings: "Avis sur les réponses",
+    ratedUp: "jugées bonnes", ratedDown: "jugées mauvaises", rating: "Avis", details: "Détails", good: "Bonne",
+    bad: "Mauvaise",
   },
 };
 

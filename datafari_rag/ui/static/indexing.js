@@ -1,7 +1,7 @@
 // Indexing (writers of the index): files sent as a job, its progress followed as it streams
 // (POST index/jobs, then its Server-Sent Events read with the user's token).
 
-import { headers, PREFIX, readEvents } from "./api.js";
+import { headers, PREFIX, readEvents, refusal } from "./api.js";
 import { field, h, status } from "./dom.js";
 import { t } from "./i18n.js";
 
@@ -29,7 +29,7 @@ export async function indexingView(main) {
     try {
       const response = await fetch(`${PREFIX}/index/jobs`, { method: "POST", headers: auth, body });
       const json = await response.json();
-      if (json.status !== "OK") throw new Error(json.content?.error?.reason || json.content?.message);
+      if (json.status !== "OK") throw refusal(json, response.status);
       const show = (job) => {
         bar.value = job.percent ?? 0;
         figures.textContent = `${job.status} · ${job.percent ?? 0}% · ${t("documents")}: ${job.documents}/${job.total}`
@@ -40,7 +40,7 @@ export async function indexingView(main) {
       await readEvents(`/index/jobs/${json.content.job.id}/events`, (name, job) => show(job));
       message.show(t("jobDone"));
     } catch (error) {
-      message.show(error.message, "error");
+      message.fail(error);
     } finally { start.disabled = false; }
   });
   main.append(h("h1", {}, t("indexing")), form,

@@ -21,7 +21,7 @@ export function loginView(done) {
       session.save(content.token, content.user);
       done();
     } catch (error) {
-      message.show(error.message, "error");
+      message.fail(error);
       password.select();
     }
   });

@@ -77,7 +77,7 @@ export async function settingsView(main) {
       await settingsView(main);
       main.querySelector(".actions .status").show(t("saved"));
     } catch (error) {
-      message.show(error.message, "error");
+      message.fail(error);
     } finally { save.disabled = false; }
   });
   const filter = h("input", { type: "search", name: "filter", autocomplete: "off" });

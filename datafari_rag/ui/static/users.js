@@ -13,7 +13,7 @@ export async function usersView(main) {
     if (text) main.querySelector(".status").show(text);
   };
   const act = async (call, done) => {
-    try { await call(); await rerender(done); } catch (error) { message.show(error.message, "error"); }
+    try { await call(); await rerender(done); } catch (error) { message.fail(error); }
   };
   const rows = users.map((u) => {
     const password = h("input", { type: "password", autocomplete: "new-password", name: `password-${u.username}` });

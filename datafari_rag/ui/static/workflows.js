@@ -2,7 +2,7 @@
 // on save), its API keys (a new key shown once, revocable), and a try-out with a key.
 
 import { api } from "./api.js";
-import { clear, field, h, status } from "./dom.js";
+import { clear, field, h, problemNodes, status } from "./dom.js";
 import { lang, t } from "./i18n.js";
 
 // each extension point's entries, as the server's registry names them (datafari_rag/registry.py)
@@ -104,7 +104,7 @@ function workflowForm(workflow, onSaved) {
         ? await api(`/workflows/${w.id}`, { method: "PUT", body })
         : await api("/workflows", { method: "POST", body });
       onSaved(workflow);
-    } catch (error) { message.show(error.message, "error"); }
+    } catch (error) { message.fail(error); }
   });
   return form;
 }
@@ -123,7 +123,7 @@ async function keysPanel(workflow) {
       const body = { name: name.value };
       if (user.value.trim()) body.username = user.value.trim();
       try { const created = await api(`/workflows/${workflow.id}/keys`, { method: "POST", body }); await render(created.secret); }
-      catch (error) { message.show(error.message, "error"); }
+      catch (error) { message.fail(error); }
     });
     panel.append(h("h2", { id: "keys-title" }, `${t("keys")}: ${workflow.name}`),
       h("ul", {}, ...keys.map((k) => h("li", {}, `${k.name || "—"} · ${k.prefix}… · ${k.username}`,
@@ -157,7 +157,7 @@ function tryIt(workflow, secret) {
         body: { query: query.value, lang: lang() }, extraHeaders: { "X-API-Key": key.value } });
       output.replaceChildren(h("p", {}, content.message),
         h("ol", {}, ...content.documents.map((d) => h("li", {}, h("a", { href: d.url, target: "_blank", rel: "noopener" }, d.title || d.url)))));
-    } catch (error) { output.textContent = error.message; output.classList.add("error"); }
+    } catch (error) { output.replaceChildren(...problemNodes(error.message, error.reason)); output.classList.add("error"); }
   });
   return form;
 }
@@ -185,7 +185,7 @@ export async function workflowsView(main) {
       " ",
       h("button", { type: "button", class: "small danger", "aria-label": `${t("delete")}: ${w.name}`, onclick: async () => {
         try { await api(`/workflows/${w.id}`, { method: "DELETE" }); main.replaceChildren(); await workflowsView(main); }
-        catch (error) { message.show(error.message, "error"); }
+        catch (error) { message.fail(error); }
       } }, t("delete")))));
   main.append(h("h1", {}, t("workflows")), message,
     h("table", { class: "workflows" }, h("thead", {}, h("tr", {}, ...["name", "retrieval", "strategy", "default", ""].map(
