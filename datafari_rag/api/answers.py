@@ -362,3 +362,25 @@ class RatedContent(TypedDict):
 class RatedAnswer(TypedDict):
     status: Literal["OK"]
     content: RatedContent
+
+
+class PassageSpan(TypedDict):
+    start: int
+    end: int
+
+
+class PreviewedDocument(TypedDict):
+    id: str
+    title: str
+    url: str
+    text: str
+    passage: PassageSpan | None  # where the cited passage is in the text; None: not found
+
+
+class PreviewContent(TypedDict):
+    document: PreviewedDocument
+
+
+class DocumentPreview(TypedDict):
+    status: Literal["OK"]
+    content: PreviewContent

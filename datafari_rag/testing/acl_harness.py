@@ -163,8 +163,11 @@ def one_trial(rng: random.Random, clients: dict[str, Any], corpus: Corpus, fake:
     elif kind == "suggest":  # DatafariUI's autocomplete: titles of documents
         typed = f"note {rng.randrange(10)}"
         response = client.get(f"{API}/search/suggest", query_string={"q": typed, "rows": 10}, headers=headers)
-    elif kind == "open":  # the title's link: the document's text (file:// urls) or the same 404
-        response = client.get(f"{API.removesuffix('/rest/v2.0')}/URL", query_string={"id": doc_id}, headers=headers)
+    elif kind == "open":  # a title's or a citation's link: the text (a passage marked) or the same 404
+        cited = rng.choice([{}, {"passage": query}, {"passage": corpus.docs[doc_id]["exactContent"][:60]}])
+        accept = {"Accept": rng.choice(["text/html", "application/json", "text/plain"])}
+        opened = {"id": doc_id, **cited}
+        response = client.get(f"{API.removesuffix('/rest/v2.0')}/URL", query_string=opened, headers=headers | accept)
     elif kind == "preview":  # every stored field of three results
         params = {"q": query, "rows": 3, "action": "OPEN_PREVIEW", "wt": "json"}
         response = client.get(f"{API}/search/select", query_string=params, headers=headers)

@@ -89,6 +89,36 @@ def test_a_document_the_user_may_not_read_is_not_found_like_a_missing_one(client
     assert client.get("/Datafari/URL").status_code == 400
 
 
+def test_a_citation_opens_its_passage_highlighted_for_its_readers_only(client: FlaskClient) -> None:
+    """``passage`` (the cited chunk, its spaces and punctuation as sent to the LLM): a page with the
+    passage marked (escaped, under a policy that runs nothing), or JSON with where it is; a web
+    document redirects, or answers JSON; otto gets the same 404 for the HR document as for none."""
+    passage = {"id": "doc-hr", "passage": "The  cooling pump of doc-hr needs a new gasket."}
+    page = client.get("/Datafari/URL", query_string=passage, headers=as_user("hana"))
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200 and page.mimetype == "text/html"
+    assert '<mark id="passage">The cooling pump of doc-hr needs a new gasket.</mark>' in html
+    assert "default-src 'none'" in page.headers["Content-Security-Policy"] and "<script" not in html
+    as_json = {**as_user("hana"), "Accept": "application/json"}
+    document = client.get("/Datafari/URL", query_string=passage, headers=as_json).get_json()["content"]["document"]
+    start, end = document["passage"]["start"], document["passage"]["end"]
+    assert document["text"][start:end] == "The cooling pump of doc-hr needs a new gasket."
+    unknown = client.get("/Datafari/URL", query_string={**passage, "passage": "words found nowhere"}, headers=as_json)
+    assert unknown.get_json()["content"]["document"]["passage"] is None
+    web = {"id": "doc-web", "passage": "cooling pump"}
+    assert client.get("/Datafari/URL", query_string=web, headers=as_user("hana")).status_code == 302
+    assert client.get("/Datafari/URL", query_string=web, headers=as_json).get_json()["content"]["document"]["url"] == (
+        "https://intranet.example/pump.html"
+    )
+    missing = client.get("/Datafari/URL", query_string={**passage, "id": "no-such-doc"}, headers=as_user("otto"))
+    for accept in ("text/html", "application/json"):
+        hidden = client.get("/Datafari/URL", query_string=passage, headers={**as_user("otto"), "Accept": accept})
+        assert hidden.status_code == 404 and hidden.get_json() == missing.get_json()
+        assert "gasket" not in hidden.get_data(as_text=True)
+    too_long = client.get("/Datafari/URL", query_string={**passage, "passage": "x" * 4001}, headers=as_user("hana"))
+    assert too_long.status_code == 400 and too_long.get_json()["content"]["error"]["label"] == "badRequest"
+
+
 def test_a_preview_gets_every_property_and_the_text_as_datafariui_reads_it(client: FlaskClient) -> None:
     body = select(client, {"q": "cooling pump", "rows": 3, "start": 0, "action": "OPEN_PREVIEW", "wt": "json"})
     doc = body["response"]["docs"][0]

@@ -56,6 +56,23 @@ export async function api(path, { method = "GET", body, extraHeaders } = {}) {
   return json.content;
 }
 
+/** Datafari's document address (/Datafari/URL): where a citation of a document with no web
+ * address opens, here read with the user's token as JSON (its text, where the passage is). */
+export const DATAFARI = PREFIX.replace(/\/rest\/v2\.0$/, "");
+
+export function documentAddress(id, passage) {
+  const query = new URLSearchParams({ id });
+  if (passage) query.set("passage", passage.slice(0, 4000));
+  return `${DATAFARI}/URL?${query}`;
+}
+
+export async function preview(id, passage) {
+  const response = await fetch(documentAddress(id, passage), { headers: { ...headers(), Accept: "application/json" } });
+  const json = await response.json().catch(() => null);
+  if (!json || json.status !== "OK") throw refusal(json, response.status);
+  return json.content.document;
+}
+
 /** ai/stream in Datafari 7.0's NDJSON: calls onEvent(type, data) for each event as it comes. */
 export async function stream(body, onEvent, signal) {
   const response = await fetch(`${PREFIX}/ai/stream`, {

@@ -1,9 +1,49 @@
 // The chat page: my conversations (new, open, rename, delete), a question answered as it is
 // written (ai/stream), its numbered citations linked to their sources, and a summary of any source.
 
-import { api, stream } from "./api.js";
+import { api, documentAddress, preview, stream } from "./api.js";
 import { append, clear, field, h, problemNodes, status } from "./dom.js";
 import { lang, t } from "./i18n.js";
+
+const WEB = /^https?:\/\//i;
+
+/** A link to a source: a web address opens as itself; any other (file://, upload://, or a scheme
+ * that could run: javascript:) is never a link's target — it opens the document's preview, read
+ * with the user's access, the cited passage highlighted. */
+function sourceLink(source, attrs, ...children) {
+  if (WEB.test(source.url || "")) {
+    return h("a", { ...attrs, href: source.url, target: "_blank", rel: "noopener noreferrer" }, ...children);
+  }
+  return h("a", { ...attrs, href: documentAddress(source.id, source.content), onclick: (event) => {
+    event.preventDefault();
+    showPreview(source);
+  } }, ...children);
+}
+
+/** The document in a dialog: its text, the cited passage highlighted and scrolled to. */
+async function showPreview(source) {
+  const body = h("article", { class: "document-text" }, "…");
+  const close = h("button", { type: "button", class: "small" }, t("close"));
+  const dialog = h("dialog", { class: "preview", "aria-label": source.title || source.url },
+    h("h2", {}, source.title || source.url), body, close);
+  close.addEventListener("click", () => dialog.close());
+  dialog.addEventListener("close", () => dialog.remove());
+  document.body.append(dialog);
+  dialog.showModal();
+  try {
+    const doc = await preview(source.id, source.content);
+    const span = doc.passage;
+    clear(body);
+    if (span) {
+      const mark = h("mark", {}, doc.text.slice(span.start, span.end));
+      body.append(doc.text.slice(0, span.start), mark, doc.text.slice(span.end));
+      mark.scrollIntoView({ block: "center" });
+    } else body.append(doc.text);
+  } catch (error) {
+    clear(body);
+    append(body, problemNodes(error.message, error.reason));
+  }
+}
 
 const CITATION = /\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]/g;
 
@@ -18,9 +58,7 @@ function citationNodes(text, byNumber) {
     numbers.forEach((n, i) => {
       const source = byNumber.get(n);
       if (i) nodes.push(", ");
-      nodes.push(source
-        ? h("a", { class: "cite", href: source.url, title: source.title || source.url, target: "_blank", rel: "noopener" }, String(n))
-        : String(n));
+      nodes.push(source ? sourceLink(source, { class: "cite", title: source.title || source.url }, String(n)) : String(n));
     });
     nodes.push("]");
     last = match.index + match[0].length;
@@ -100,7 +138,7 @@ function sourcesList(sources) {
       },
     }, t("summarize"));
     list.append(h("li", { value: source.number, class: source.cited ? "cited" : null },
-      h("a", { href: source.url, target: "_blank", rel: "noopener" }, source.title || source.url), " ", button, summary));
+      sourceLink(source, {}, source.title || source.url), " ", button, summary));
   }
   return h("section", { class: "turn-sources", "aria-label": t("sources") }, h("h3", {}, t("sources")), list);
 }

@@ -34,7 +34,7 @@ const WORDS = {
     copy: "Copy", copied: "Copied.", regenerate: "Regenerate", stop: "Stop", stopped: "Stopped.",
     goodAnswer: "Good answer", badAnswer: "Bad answer", comment: "Comment (optional)", sendComment:
     "Save the comment", thanks: "Thank you: your rating is kept.", ratings: "Ratings of answers", ratedUp: "rated good",
-    ratedDown: "rated bad", rating: "Rating", details: "Details", good: "Good", bad: "Bad",
+    ratedDown: "rated bad", rating: "Rating", details: "Details", good: "Good", bad: "Bad", close: "Close",
   },
   fr: {
     language: "Langue", signOut: "Se déconnecter", signIn: "Se connecter", username: "Identifiant",
@@ -74,7 +74,7 @@ const WORDS = {
     goodAnswer: "Bonne réponse", badAnswer: "Mauvaise réponse", comment: "Commentaire (facultatif)", sendComment:
     "Enregistrer le commentaire", thanks: "Merci : votre avis est enregistré.", ratings: "Avis sur les réponses",
     ratedUp: "jugées bonnes", ratedDown: "jugées mauvaises", rating: "Avis", details: "Détails", good: "Bonne",
-    bad: "Mauvaise",
+    bad: "Mauvaise", close: "Fermer",
   },
 };
 

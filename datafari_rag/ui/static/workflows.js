@@ -156,7 +156,9 @@ function tryIt(workflow, secret) {
       const content = await api(`/workflows/${workflow.id}/query`, { method: "POST",
         body: { query: query.value, lang: lang() }, extraHeaders: { "X-API-Key": key.value } });
       output.replaceChildren(h("p", {}, content.message),
-        h("ol", {}, ...content.documents.map((d) => h("li", {}, h("a", { href: d.url, target: "_blank", rel: "noopener" }, d.title || d.url)))));
+        h("ol", {}, ...content.documents.map((d) => h("li", {}, /^https?:\/\//i.test(d.url || "")
+          ? h("a", { href: d.url, target: "_blank", rel: "noopener noreferrer" }, d.title || d.url)
+          : `${d.title || d.url} (${d.url})`))));  // another scheme is never a link's target
     } catch (error) { output.replaceChildren(...problemNodes(error.message, error.reason)); output.classList.add("error"); }
   });
   return form;
