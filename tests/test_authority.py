@@ -13,7 +13,7 @@ from werkzeug.datastructures import Headers
 from datafari_rag.config import Settings
 from datafari_rag.errors import DatafariError
 from datafari_rag.security import resolve_access
-from datafari_rag.security.authority import parse_user_acls
+from datafari_rag.security.authority import own_token, parse_user_acls
 from datafari_rag.testing.servers import serve
 
 
@@ -102,4 +102,4 @@ def test_a_well_formed_reply_is_answered(mapping: Path) -> None:
     app = Flask("authority")
     app.add_url_rule("/UserACLs", "acls", lambda: "AUTHORIZED:ad\nTOKEN:ad:carol-token\n")
     with serve(app) as url:
-        assert _lookup(_settings(url, mapping)) == frozenset({"ad:carol-token"})
+        assert _lookup(_settings(url, mapping)) == frozenset({"ad:carol-token", own_token("carol")})

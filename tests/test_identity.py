@@ -18,6 +18,7 @@ from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.errors import DatafariError
 from datafari_rag.security.acl import UserAccess
+from datafari_rag.security.authority import own_token
 from datafari_rag.security.identity import normalise, resolve_access
 from datafari_rag.testing.servers import free_port, serve
 
@@ -60,9 +61,11 @@ def test_hs256_jwt_with_groups(mapping: Path) -> None:
         jwt_issuer="https://idp",
     )
     t = token({"preferred_username": "CORP\\alice", "groups": ["finance"], "aud": "datafari", "iss": "https://idp"})
-    assert access(settings, bearer(t)) == UserAccess("alice", frozenset({"hr", "fin"}), groups=("finance",))
+    assert access(settings, bearer(t)) == UserAccess(
+        "alice", frozenset({"hr", "fin", own_token("alice")}), groups=("finance",)
+    )
     as_tokens = settings.replace(groups_as_tokens=True)
-    assert access(as_tokens, bearer(t)).tokens == frozenset({"hr", "fin", "finance"})
+    assert access(as_tokens, bearer(t)).tokens == frozenset({"hr", "fin", "finance", own_token("alice")})
 
 
 @pytest.mark.parametrize(
@@ -142,7 +145,8 @@ def _hs256_by_hand(claims: dict[str, Any], secret: bytes) -> str:
 
 def test_trusted_header_only_from_trusted_proxies(mapping: Path) -> None:
     settings = Settings(mapping_file=str(mapping), trusted_header="X-Remote-User", trusted_proxies="10.0.0.5")
-    assert access(settings, {"X-Remote-User": "bob"}, remote="10.0.0.5") == UserAccess("bob", frozenset({"staff"}))
+    bob = UserAccess("bob", frozenset({"staff", own_token("bob")}))
+    assert access(settings, {"X-Remote-User": "bob"}, remote="10.0.0.5") == bob
     with pytest.raises(DatafariError) as refused:
         access(settings, {"X-Remote-User": "alice"}, remote="10.0.0.6")
     assert refused.value.code == 403
@@ -183,7 +187,7 @@ def test_manifoldcf_authority_tokens_and_cache(mapping: Path) -> None:
         )
         first = access(settings, {"X-Remote-User": "carol"})
         second = access(settings, {"X-Remote-User": "carol"})
-    assert first.tokens == second.tokens == frozenset({"ad:carol-token", "share-all"})
+    assert first.tokens == second.tokens == frozenset({"ad:carol-token", "share-all", own_token("carol")})
     assert calls == ["carol"]  # the second request was answered from the cache
 
 

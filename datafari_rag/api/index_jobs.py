@@ -1,9 +1,12 @@
 """Indexing jobs over REST, for the writers of ``/update`` (``security.update.users``):
 
-- ``POST …/index/jobs``: JSON ``{"documents": [...], "workflow"?, "callback"?}`` or a multipart
-  form (``files``: txt, md, html, pdf, docx, jsonl; ``fields``: JSON merged into each file's
-  document, e.g. its ACL tokens; ``workflow``; ``callback``) → 202 with the job. ``workflow``:
-  its chunker cuts the documents.
+- ``POST …/index/jobs``: JSON ``{"documents": [...], "workflow"?, "callback"?, "visibility"?}`` or
+  a multipart form (``files``: txt, md, html, pdf, docx, jsonl; ``fields``: JSON merged into each
+  file's document, e.g. its ACL tokens; ``workflow``; ``callback``; ``visibility``) → 202 with
+  the job. ``workflow``: its chunker cuts the documents. ``visibility`` says who may read the
+  documents that carry no ACL field of their own: ``private`` (the default: the writer only,
+  through their own token), ``group:<token>`` (a token the writer holds) or ``public`` — never
+  public by accident.
 - ``GET …/index/jobs/<id>``: its progress (percentage, documents and chunks done, errors).
 - ``GET …/index/jobs/<id>/events``: the same progress as Server-Sent Events until the job ends.
 
@@ -17,7 +20,7 @@ import json
 import shutil
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +34,7 @@ from ..indexing.callbacks import CallbackRefused, check_callback
 from ..indexing.files import SUFFIXES, all_documents
 from ..indexing.indexer import Indexer
 from ..indexing.jobs import JobStore, start_job
+from ..security.authority import own_token
 from ..store import StoreUnavailable
 from .answers import IndexJobAnswer
 from .auth import current_access
@@ -81,9 +85,48 @@ def _callback(value: Any) -> str | None:
         raise _bad(str(exc)) from None
 
 
-def _json_job() -> tuple[list[Any], Any, Any]:
+def _json_job() -> tuple[list[Any], Any, Any, Any]:
     body = read(IndexJobRequest, "jobBadRequest")
-    return body.documents, body.workflow, body.callback
+    return body.documents, body.workflow, body.callback, body.visibility
+
+
+def _has_acl(doc: Any) -> bool:
+    return isinstance(doc, dict) and any(str(k).startswith(("allow_token_", "deny_token_")) for k in doc)
+
+
+def protection(visibility: Any, docs_have_acl: bool) -> Callable[[Any], Any]:
+    """What ``visibility`` adds to a document that carries no ACL field of its own (checked before
+    anything is saved): the writer's own token, a group token the writer holds, or nothing."""
+    access = current_access()
+    choice = "private" if visibility in (None, "") else visibility
+    tokens: list[str] | None
+    if choice == "public":
+        tokens = None
+    elif choice == "private":
+        if access.username is None:
+            if docs_have_acl:
+                return lambda doc: doc
+            raise _bad(
+                "'visibility': a writer without a name cannot keep documents private; send public, "
+                "group:<token> or ACL fields."
+            )
+        tokens = [own_token(access.username)]
+    elif isinstance(choice, str) and choice.startswith("group:"):
+        token = choice.removeprefix("group:")
+        if not token or token not in access.tokens:
+            raise _bad("'visibility': group:<token> names a token you hold.")
+        tokens = [token]
+    else:
+        raise _bad("'visibility' is private, public or group:<token>.")
+
+    def protect(doc: Any) -> Any:
+        return (
+            doc
+            if tokens is None or not isinstance(doc, dict) or _has_acl(doc)
+            else {**doc, "allow_token_document": tokens}
+        )
+
+    return protect
 
 
 # the multipart form _files_form reads
@@ -94,12 +137,13 @@ UPLOAD_FORM = {
         "fields": {"type": "string", "description": "JSON added to each file's document"},
         "workflow": {"type": "string"},
         "callback": {"type": "string"},
+        "visibility": {"type": "string", "description": "private (default), public or group:<token>"},
     },
 }
 THE_JOB = json_reply(IndexJobAnswer, "the job")
 
 
-def _files_form() -> tuple[list[FileStorage], dict[str, Any], Any, Any]:
+def _files_form() -> tuple[list[FileStorage], dict[str, Any], Any, Any, Any]:
     """The uploaded files and the form's fields, checked (nothing is saved yet)."""
     files = request.files.getlist("files")
     if not files:
@@ -120,7 +164,8 @@ def _files_form() -> tuple[list[FileStorage], dict[str, Any], Any, Any]:
         if name in names:
             raise _bad(f"{name!r} is sent twice.")
         names.add(name)
-    return files, fields, request.form.get("workflow"), request.form.get("callback")
+    form = request.form
+    return files, fields, form.get("workflow"), form.get("callback"), form.get("visibility")
 
 
 def _saved(files: list[FileStorage], fields: dict[str, Any]) -> tuple[Iterator[Any], Path]:
@@ -160,11 +205,15 @@ def create_job() -> tuple[Response, int]:
     fields: dict[str, Any] = {}
     documents: Iterable[Any]
     if request.mimetype == "multipart/form-data":
-        uploads, fields, workflow_id, callback = _files_form()
+        uploads, fields, workflow_id, callback, visibility = _files_form()
         total = len(uploads)
+        protect = protection(visibility, _has_acl(fields))
+        fields = protect(fields)  # merged into every file's document
     else:
-        documents, workflow_id, callback = _json_job()
+        documents, workflow_id, callback, visibility = _json_job()
         total = len(documents)
+        protect = protection(visibility, all(_has_acl(d) for d in documents))
+        documents = [protect(d) for d in documents]
     limit = get_services().settings.jobs_max_documents
     if total > limit:
         raise _bad(f"A job holds at most {limit} documents or files (index.jobs.maxDocuments).")

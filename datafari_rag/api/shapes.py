@@ -85,6 +85,8 @@ class IndexJobRequest(Shape):
     ]
     workflow: str | None = None
     callback: str | None = None
+    # who may read the documents that carry no ACL field: private (the writer only), public, group:<token>
+    visibility: str | None = Field(default=None, max_length=300)
 
 
 SettingValue = str | int | float | bool | None  # null: back to the properties file's value

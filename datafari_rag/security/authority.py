@@ -136,9 +136,19 @@ def _from_mapping(username: str | None, groups: tuple[str, ...], settings: Setti
     return frozenset(t for t in tokens if isinstance(t, str))
 
 
+OWN_TOKEN = "datafari-rag-user:"  # + a username: the token only that user holds (in both layers)
+
+
+def own_token(username: str) -> str:
+    """The token of what is private to ``username`` (their uploads): every identity holds its own,
+    here and in Solr's security filter alike."""
+    return OWN_TOKEN + username
+
+
 def tokens_for(username: str, groups: tuple[str, ...], settings: Settings) -> frozenset[str]:
     """The user's tokens: the authority's (plus its groups' from the mapping file, if there is
-    one), else the mapping file's; with ``security.groups.asTokens``, the groups themselves."""
+    one), else the mapping file's; with ``security.groups.asTokens``, the groups themselves; and
+    the user's own token (:func:`own_token`)."""
     if settings.authority_url:
         tokens = set(_from_authority(username, settings))
         if groups and mapping_path(settings).exists():
@@ -147,4 +157,5 @@ def tokens_for(username: str, groups: tuple[str, ...], settings: Settings) -> fr
         tokens = set(_from_mapping(username, groups, settings))
     if settings.groups_as_tokens:
         tokens.update(groups)
+    tokens.add(own_token(username))
     return frozenset(tokens)

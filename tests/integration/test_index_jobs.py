@@ -22,9 +22,12 @@ from sqlalchemy import text
 from datafari_rag.app import create_app
 from datafari_rag.cli import main as cli
 from datafari_rag.config import Settings
+from datafari_rag.security.authority import own_token
 from datafari_rag.solr import SolrClient
+from datafari_rag.solr.bootstrap import bootstrap
 from datafari_rag.store import StoreHandle
 from datafari_rag.store.database import open_engine
+from datafari_rag.testing.acl_harness import EVERY_TOKEN, layers_off
 from datafari_rag.testing.fake_llm import FakeLlm
 from datafari_rag.testing.servers import serve
 from tests.integration.conftest import PASSWORD, board_world, cli_environment
@@ -71,7 +74,11 @@ def world(
     folder = tmp_path_factory.mktemp("jobs")
     memo = {"id": "file://share/board/memo.txt", "title": "Memo", "exactContent": "The board memo."}
     mine = board_world(solr, settings, folder, "jobs", memo, sample=False)
-    (folder / "mapping.json").write_text(json.dumps({"users": {"bea": ["board"], "otto": [], "indexer": []}}))
+    users = {"bea": ["board"], "otto": [], "indexer": ["ops"]}
+    # the control's user, who holds every token (the writers' own ones too)
+    users[EVERY_TOKEN] = ["board", "ops", own_token("indexer"), own_token("otto"), own_token("root")]
+    (folder / "mapping.json").write_text(json.dumps({"users": users}))
+    bootstrap(solr, mine)  # Solr's layer reads the same mapping
     mine = mine.replace(
         conversations_url=f"sqlite:///{folder / 'store.db'}",
         update_users="indexer,otto",
@@ -235,7 +242,7 @@ def test_bad_uploads_are_refused(client: FlaskClient, world: Settings) -> None:
 
 def test_random_users_see_only_their_own_jobs(client: FlaskClient) -> None:
     """Jobs of the writers (indexer, otto) read by random users, anonymous included: a job is
-    found by its writer and by an administrator only; others may not write at all."""
+    found by its writer and by an administrator only; others, not administrators, may not write."""
     owners = {}
     for writer in ("indexer", "otto"):
         body = {"documents": docs(f"own-{writer}", 2)}
@@ -254,7 +261,7 @@ def test_random_users_see_only_their_own_jobs(client: FlaskClient) -> None:
             assert response.status_code == 200 and job_id in body, (who, job_id)
         else:
             assert response.status_code == 404 and job_id not in body, (who, job_id)
-        if who in ("bea", "root", None):
+        if who in ("bea", None):
             refused = client.post(f"{API}/index/jobs", json={"documents": docs("no", 1)}, headers=headers)
             assert refused.status_code in (401, 403)
 
@@ -291,3 +298,58 @@ def test_the_index_command_cuts_with_a_workflow_s_chunker(
     assert [c["exactContent"] for c in chunks_of(solr, world, parent)] == statements
     unknown = CliRunner().invoke(cli, ["index", "--workflow", "nope", str(tmp_path / "docs")])
     assert unknown.exit_code != 0 and "no workflow has the id or name 'nope'" in unknown.output
+
+
+@pytest.mark.parametrize("protected", [True, False], ids=["as-chosen", "control-both-layers-off"])
+def test_uploads_are_private_to_their_writer_unless_the_writer_says_otherwise(
+    client: FlaskClient, protected: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writers upload files with a random visibility — none sent (private), private, a group they
+    hold (indexer: ops), public — and random readers search: a private file reaches its writer
+    only, a group's file its holders, a public one everyone; a group the writer does not hold and
+    an unknown visibility are refused before anything is saved. Control: with the sidecar's
+    filter and Solr's both off, readers find files not theirs (the check is not blind)."""
+    rng = random.Random(20261127 + protected)
+    expected: dict[str, set[str | None]] = {}  # file -> who may read it
+    readers: list[str | None] = ["indexer", "otto", "bea", "root", None]
+    choices = [None, "private", "public", "group:ops"]
+    for n in range(8):
+        writer = rng.choice(["indexer", "otto"])
+        choice = choices[n % 4] if n < 4 else rng.choice(choices)
+        if choice == "group:ops":
+            writer = "indexer"  # the writer who holds ops
+        name = f"kite{rng.getrandbits(32):08x}.txt"
+        form: dict[str, Any] = {"files": [(io.BytesIO(b"The kite report of the flying club."), name)]}
+        if choice:
+            form["visibility"] = choice
+        who = {"X-Remote-User": writer}
+        created = client.post(f"{API}/index/jobs", data=form, headers=who, content_type="multipart/form-data")
+        assert created.status_code == 202, created.get_json()
+        assert events(client, created.get_json()["content"]["job"]["id"], who)[-1][1]["documents"] == 1
+        expected[f"upload://{name}"] = (
+            set(readers) if choice == "public" else {"indexer"} if choice == "group:ops" else {writer}
+        )
+    for bad, why in (("group:ops", "token you hold"), ("sideways", "private, public")):
+        refused = client.post(
+            f"{API}/index/jobs",
+            data={"files": [(io.BytesIO(b"x"), "refused.txt")], "visibility": bad},
+            headers={"X-Remote-User": "otto"},
+            content_type="multipart/form-data",
+        )
+        assert refused.status_code == 400 and why in refused.get_json()["content"]["error"]["reason"]
+    if not protected:
+        monkeypatch.setattr("datafari_rag.solr.search.acl_params", layers_off("both"))
+    leaks, missed = [], []
+    for reader in readers:
+        headers = {"X-Remote-User": reader} if reader else {}
+        found = client.get(
+            f"{API}/search/select", query_string={"q": "kite report", "rows": 100, "fl": "id"}, headers=headers
+        ).get_json()["response"]["docs"]
+        seen = {d["id"] for d in found} & set(expected)
+        leaks += [(reader, doc) for doc in seen if reader not in expected[doc]]
+        missed += [(reader, doc) for doc, allowed in expected.items() if reader in allowed and doc not in seen]
+    if not protected:
+        assert leaks, "the control found nothing: the check is blind"
+        return
+    assert leaks == [] and missed == [], (leaks, missed)
+    assert any(len(v) == 1 for v in expected.values()) and any(None in v for v in expected.values())

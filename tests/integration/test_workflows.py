@@ -195,7 +195,7 @@ def test_a_workflow_with_its_own_collections_indexes_and_answers_there_only(
         "allow_token_document": ["board"],
         "exactContent": "The board's centrifuge budget.",
     }
-    body = {"documents": [note, secret], "workflow": made["id"]}
+    body = {"documents": [note, secret], "workflow": made["id"], "visibility": "public"}  # the note: everyone's
     job = client.post(f"{API}/index/jobs", json=body, headers=root).get_json()["content"]["job"]
     for _ in range(100):
         state = client.get(f"{API}/index/jobs/{job['id']}", headers=root).get_json()["content"]["job"]

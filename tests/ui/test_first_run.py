@@ -86,6 +86,7 @@ def test_run_from_nothing_gives_a_secured_solr_a_working_ui_and_shows_the_point(
         assert f"Web UI: {base}/ui/" in banner
 
         context = browser.new_context(viewport={"width": 1280, "height": 900})
+        anonymous = f"{base}/Datafari/rest/v2.0/search/select"
         page = context.new_page()
         page.set_default_timeout(60000)
         try:
@@ -97,6 +98,7 @@ def test_run_from_nothing_gives_a_secured_solr_a_working_ui_and_shows_the_point(
             page.get_by_label("Files (txt, md, html, pdf, docx, jsonl)").set_input_files(
                 [{"name": "kiln.txt", "mimeType": "text/plain", "buffer": b"The pottery kiln is fired every Thursday."}]
             )
+            expect(page.get_by_label("Who may read these files")).to_have_value("private")  # never public by accident
             page.get_by_role("button", name="Index").click()
             expect(page.get_by_role("status").filter(has_text="Indexing finished.")).to_be_visible()
             page.get_by_role("link", name="Chat").click()
@@ -104,7 +106,14 @@ def test_run_from_nothing_gives_a_secured_solr_a_working_ui_and_shows_the_point(
             page.get_by_role("button", name="Send").click()
             sources = page.get_by_role("region", name="Sources").last
             expect(sources.get_by_role("link").first).to_contain_text("kiln")
+            sources.get_by_role("link").first.click()  # the cited file opens, its passage marked
+            expect(page.get_by_role("dialog").locator("mark")).to_contain_text("kiln is fired every Thursday")
+            page.get_by_role("dialog").get_by_role("button", name="Close").click()
+            page.get_by_role("button", name="Good answer").last.click()
+            expect(page.get_by_role("status").filter(has_text="Thank you")).to_be_visible()
             shot(page, "20-first-run-answer")
+            found = urllib3.request("GET", anonymous, fields={"q": "kiln"}, timeout=30).json()
+            assert found["response"]["numFound"] == 0  # the upload is its writer's only
         finally:
             context.close()
     finally:

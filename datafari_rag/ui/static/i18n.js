@@ -35,6 +35,8 @@ const WORDS = {
     goodAnswer: "Good answer", badAnswer: "Bad answer", comment: "Comment (optional)", sendComment:
     "Save the comment", thanks: "Thank you: your rating is kept.", ratings: "Ratings of answers", ratedUp: "rated good",
     ratedDown: "rated bad", rating: "Rating", details: "Details", good: "Good", bad: "Bad", close: "Close",
+    whoMayRead: "Who may read these files", onlyMe: "Only me", aGroup: "A group I belong to (its token)",
+    everyone: "Everyone", groupToken: "Group token",
   },
   fr: {
     language: "Langue", signOut: "Se déconnecter", signIn: "Se connecter", username: "Identifiant",
@@ -75,6 +77,8 @@ const WORDS = {
     "Enregistrer le commentaire", thanks: "Merci : votre avis est enregistré.", ratings: "Avis sur les réponses",
     ratedUp: "jugées bonnes", ratedDown: "jugées mauvaises", rating: "Avis", details: "Détails", good: "Bonne",
     bad: "Mauvaise", close: "Fermer",
+    whoMayRead: "Qui peut lire ces fichiers", onlyMe: "Moi seul", aGroup: "Un groupe dont je fais partie (son jeton)",
+    everyone: "Tout le monde", groupToken: "Jeton du groupe",
   },
 };
 

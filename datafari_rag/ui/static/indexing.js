@@ -10,19 +10,29 @@ export async function indexingView(main) {
     accept: ".txt,.md,.html,.htm,.pdf,.docx,.jsonl" });
   const fields = h("textarea", { name: "fields", rows: 2 });
   const workflow = h("input", { name: "workflow", autocomplete: "off" });
+  // who may read the files: only me by default, never everyone by accident
+  const visibility = h("select", { name: "visibility" },
+    h("option", { value: "private" }, t("onlyMe")), h("option", { value: "group" }, t("aGroup")),
+    h("option", { value: "public" }, t("everyone")));
+  const group = h("input", { name: "group", autocomplete: "off" });
+  const groupField = field(t("groupToken"), group);
+  groupField.hidden = true;
+  visibility.addEventListener("change", () => { groupField.hidden = visibility.value !== "group"; });
   const start = h("button", { type: "submit" }, t("startJob"));
   const message = status();
   const bar = h("progress", { max: 100, value: 0, "aria-label": t("progress") });
   const figures = h("p", { class: "figures", "aria-live": "polite" });
   const errors = h("ul", { class: "errors" });
   const form = h("form", { class: "card" },
-    field(t("files"), files), field(t("fieldsJson"), fields), field(t("workflowId"), workflow), start, message);
+    field(t("files"), files), field(t("whoMayRead"), visibility), groupField, field(t("fieldsJson"), fields),
+    field(t("workflowId"), workflow), start, message);
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const body = new FormData();
     for (const file of files.files) body.append("files", file, file.name);
     if (fields.value.trim()) body.append("fields", fields.value.trim());
     if (workflow.value.trim()) body.append("workflow", workflow.value.trim());
+    body.append("visibility", visibility.value === "group" ? `group:${group.value.trim()}` : visibility.value);
     const auth = headers();
     delete auth["Content-Type"]; // the browser writes the multipart boundary
     start.disabled = true;

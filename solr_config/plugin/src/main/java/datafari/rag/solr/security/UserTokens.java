@@ -58,9 +58,19 @@ final class UserTokens {
     this.cache = Caffeine.newBuilder().maximumSize(cacheSize).expireAfterWrite(cacheAge).build();
   }
 
-  /** The user's tokens (the authority's, else the mapping's), plus those of their groups. */
+  /**
+   * The token only this user holds (what is private to them, their uploads): the sidecar gives
+   * every identity the same one (datafari_rag/security/authority.py).
+   */
+  static final String OWN_TOKEN = "datafari-rag-user:";
+
+  /**
+   * The user's tokens (the authority's, else the mapping's), plus those of their groups and their
+   * own.
+   */
   Set<String> of(String user, List<String> userGroups) {
     Set<String> tokens = new HashSet<>();
+    tokens.add(OWN_TOKEN + user);
     if (authority == null) {
       tokens.addAll(users.getOrDefault(user, List.of()));
     } else {

@@ -92,6 +92,33 @@ public class SecureSearchComponentTest extends SolrTestCaseJ4 {
   }
 
   @Test
+  public void aDocumentPrivateToAUserIsReadByThatUserOnly() throws Exception {
+    String own = UserTokens.OWN_TOKEN + "alice";
+    assertU(adoc("id", "upload", "title", "Mine", "allow_token_document", own));
+    assertU(commit());
+    try {
+      String[] byId = {"q", "id:upload"};
+      assertEquals(Set.of("upload"), ids(search("/select", "alice", byId)));
+      assertEquals(Set.of("upload"), ids(named("alice", byId)));
+      assertEquals(Set.of(), ids(named("dora", byId)));
+      assertEquals(
+          Set.of(), ids(search("/select", "bob", "q", "id:upload", "AuthenticatedUserName", "alice")));
+      assertEquals(Set.of(), ids(search("/select", null, byId)));
+    } finally {
+      assertU(delI("upload"));
+      assertU(commit());
+    }
+  }
+
+  /** The service account's search for {@code user}. */
+  private static Map<String, Object> named(String user, String... params) throws Exception {
+    String[] all = java.util.Arrays.copyOf(params, params.length + 2);
+    all[params.length] = "AuthenticatedUserName";
+    all[params.length + 1] = user;
+    return search("/select", "datafari-rag", all);
+  }
+
+  @Test
   public void theGrammarDatafariUiUsesWorksForAnyCaller() throws Exception {
     Map<String, Object> answer =
         search(
