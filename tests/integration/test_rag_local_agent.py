@@ -11,6 +11,7 @@ from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.indexing.indexer import Indexer
 from datafari_rag.indexing.sample import index_sample
+from datafari_rag.prompts import ABSTENTIONS
 from datafari_rag.registry import RETRIEVAL_MODES
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import BootstrapReport, bootstrap
@@ -47,6 +48,18 @@ def test_abstains_when_the_documents_do_not_answer(local: Any) -> None:
         local(retrieval_method="vector").post(f"{API}/ai/rag", json={"query": "Who painted the Mona Lisa?"}).get_json()
     )
     assert body["status"] == "OK" and body["content"]["message"] == NOT_FOUND
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Qui a peint la Joconde ?", "Quelle est la hauteur de la tour Eiffel ?"],
+)
+def test_a_french_question_the_documents_do_not_answer_is_abstained_on(local: Any, question: str) -> None:
+    """The nearest French documents come back from the vector search (the English model finds any
+    two French texts somewhat alike), but none of their sentences holds the question's words: the
+    answer is the French abstention sentence, with nothing cited."""
+    body = local(retrieval_method="vector").post(f"{API}/ai/rag", json={"query": question, "lang": "fr"}).get_json()
+    assert body["status"] == "OK" and body["content"]["message"] == ABSTENTIONS["fr"], body["content"]["message"]
 
 
 def test_summarize_a_sample_document(local: Any) -> None:
