@@ -30,6 +30,7 @@ from .contract import REFUSALS, Param, endpoint, json, names, refusals
 from .errors import ok_content
 from .shapes import ConversationTitle, NewConversation, read
 from .store_calls import store_call
+from .users import is_admin
 
 bp = Blueprint("conversations", __name__)
 MAX_ID_CHARS = 200  # what Datafari 7.0 echoes; ours are UUIDs
@@ -40,6 +41,19 @@ def _owner() -> str:
     if username is None:
         raise DatafariError("authenticationFailed", "Conversations belong to a signed-in user.")
     return username
+
+
+def whose(params: tuple[Param, ...], what: str) -> str | None:
+    """Whose rows a listing reads (``usage``, ``feedback``): the signed-in user's; an
+    administrator's, everyone's (None) or one user's (``user``); its parameters checked."""
+    owner = _owner()
+    unknown = sorted(set(request.args) - names(params))
+    if unknown:
+        raise DatafariError("conversationBadRequest", f"Unsupported parameter(s): {', '.join(unknown)}.")
+    user, admin = request.args.get("user"), is_admin(owner)
+    if user is not None and user != owner and not admin:
+        raise DatafariError("accessForbidden", f"Only administrators read other users' {what}.")
+    return user if user is not None else (None if admin else owner)
 
 
 def _store() -> ConversationStore:
@@ -134,15 +148,7 @@ def delete_conversation(conversation_id: str) -> tuple[Response, int]:
 def usage() -> tuple[Response, int]:
     """Token statistics: mine (``room``: of one conversation); an administrator
     (``security.admins``) reads everyone's, or one user's with ``user``."""
-    owner = _owner()
-    unknown = sorted(set(request.args) - names(USAGE))
-    if unknown:
-        raise DatafariError("conversationBadRequest", f"Unsupported parameter(s): {', '.join(unknown)}.")
-    admins = get_services().settings.admin_names
-    user = request.args.get("user")
-    if user is not None and user != owner and owner not in admins:
-        raise DatafariError("accessForbidden", "Only administrators read other users' statistics.")
-    who = user if user is not None else (None if owner in admins else owner)
+    who = whose(USAGE, "statistics")
     rows = store_call(_store().usage, who, request.args.get("room"))
     totals = {k: sum(r[k] for r in rows) for k in ("answers", "prompt_tokens", "completion_tokens", "total_tokens")}
     return _ok({"usage": rows, "totals": totals})

@@ -16,12 +16,11 @@ from ..conversations.feedback import FeedbackStore
 from ..errors import DatafariError
 from .answers import FeedbackAnswer, RatedAnswer
 from .context import get_services
-from .contract import REFUSALS, Param, endpoint, json, names, refusals
-from .conversations import WITHHELD, _owner, readable_ids
+from .contract import REFUSALS, Param, endpoint, json, refusals
+from .conversations import WITHHELD, _owner, readable_ids, whose
 from .errors import ok_content
 from .shapes import AnswerRating, read
 from .store_calls import store_call
-from .users import is_admin
 
 bp = Blueprint("feedback", __name__)
 LISTING = (
@@ -67,18 +66,10 @@ def rate(conversation_id: str, block_id: str) -> tuple[Response, int]:
     params=LISTING,
 )
 def listing() -> tuple[Response, int]:
-    owner = _owner()
-    unknown = sorted(set(request.args) - names(LISTING))
-    if unknown:
-        raise DatafariError("conversationBadRequest", f"Unsupported parameter(s): {', '.join(unknown)}.")
+    who = whose(LISTING, "ratings")
     rating = request.args.get("rating")
     if rating not in (None, "up", "down"):
         raise DatafariError("conversationBadRequest", "rating is 'up' or 'down'.")
-    user = request.args.get("user")
-    admin = is_admin(owner)
-    if user is not None and user != owner and not admin:
-        raise DatafariError("accessForbidden", "Only administrators read other users' ratings.")
-    who = user if user is not None else (None if admin else owner)
     store = _store()
     items = store_call(store.listed, who, rating)
     return ok_content({"feedback": as_read(items), "totals": store_call(store.counts, who)}), 200
