@@ -663,7 +663,7 @@ def _signal_group(child: subprocess.Popen[bytes], signum: int) -> None:
         os.killpg(child.pid, signum)
 
 
-def _first_run(settings: Settings, env: dict[str, str]) -> tuple[Settings, list[str]]:
+def _first_run(settings: Settings, env: dict[str, str]) -> tuple[Settings, list[str], Any]:
     """Local sign-in without editing a file: the signing secret (configured, else kept in
     var/secrets) passed to the sidecar; on a store with no user, a first administrator and the demo
     users, whose generated passwords are the lines returned (shown once, never stored in clear)."""
@@ -671,7 +671,7 @@ def _first_run(settings: Settings, env: dict[str, str]) -> tuple[Settings, list[
 
     secret = signing_secret(settings)
     if not secret:  # an identity provider signs the tokens: no local sign-in to set up
-        return settings, []
+        return settings, [], None
     env[env_name("security.jwt.hs256.secret")] = secret
     users = _user_store()
     lines = []
@@ -681,10 +681,10 @@ def _first_run(settings: Settings, env: dict[str, str]) -> tuple[Settings, list[
     demo = create_demo_users(users)
     if demo is not None:
         lines.append(f"  demo users: {', '.join(DEMO_USERS)} / {demo}   (their tokens: {settings.mapping_file})")
-    return settings.replace(jwt_hs256_secret=secret), lines
+    return settings.replace(jwt_hs256_secret=secret), lines, users
 
 
-def _banner(base: str, settings: Settings, first: list[str]) -> None:
+def _banner(base: str, settings: Settings, first: list[str], users: Any) -> None:
     """Where the web UI is, who may sign in, and the point of the product: one question asked as
     two demo users, answered from the documents each may read."""
     from .first_run import ASKED_AS, QUESTION, ask_as
@@ -695,7 +695,6 @@ def _banner(base: str, settings: Settings, first: list[str]) -> None:
     click.echo(f"\nWeb UI: {base}/ui/")
     for line in first:
         click.echo(line)
-    users = _user_store()
     if all(users.get(name) is not None for name in ASKED_AS):
         click.echo(f"\nThe same question, asked as two users: {QUESTION!r}")
         for name in ASKED_AS:
@@ -745,7 +744,7 @@ def run_cmd(insecure: bool) -> None:
 
         shown = index_sample(services.indexer), index_sample(services.indexer, RESTRICTED_CORPUS)
         click.echo(f"Indexed {shown[0]} sample documents and {shown[1]} restricted ones (HR, staff, finance)")
-        settings, first = _first_run(settings, env)
+        settings, first, users = _first_run(settings, env)
         children.append(_server(_gunicorn("datafari_rag.app:create_app()", "gunicorn.conf.py"), env))
         base = f"http://{settings.server_host}:{settings.server_port}"
         _wait_http(f"{base}/health", 60, children[-1], "sidecar")
@@ -768,7 +767,7 @@ def run_cmd(insecure: bool) -> None:
         )
         click.echo(f"  curl '{node.url}/{settings.collection_main}/select?q=password&fl=id,title,score'")
         click.echo(f"  curl {settings.agent_url}/models")
-        _banner(base, settings, first)
+        _banner(base, settings, first, users)
         click.echo("\nCtrl-C stops everything that was started.")
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         while all(child.poll() is None for child in children):

@@ -174,6 +174,12 @@ def readable_ids(ids: set[str]) -> set[str]:
     return readable
 
 
+def withheld(turn: dict[str, Any]) -> dict[str, Any]:
+    """A turn (or a rating of it) answered from a document the reader may no longer read: its
+    question stays, its answer does not, and it says why."""
+    return {**turn, "answer": "", "withheld": True, "withheld_reason": WITHHELD}
+
+
 def still_readable(conversation: dict[str, Any]) -> dict[str, Any]:
     """The conversation as the user may see it now: each stored source kept only if they may read
     it; a turn answered from a document they can no longer read (any of those in its prompt)
@@ -184,7 +190,7 @@ def still_readable(conversation: dict[str, Any]) -> dict[str, Any]:
     for block in conversation["blocks"]:
         sources = [s for s in block["sources"] if s.get("id") in readable]
         if len(sources) < len([s for s in block["sources"] if s.get("id")]):
-            block = {**block, "answer": "", "withheld": True, "withheld_reason": WITHHELD}
+            block = withheld(block)
         blocks.append({**block, "sources": sources})
     return {**conversation, "blocks": blocks}
 

@@ -84,9 +84,8 @@ def locate(text: str, passage: str) -> tuple[int, int] | None:
     is in ``text``: its words in order, anything but a word between them; when the whole does not
     match, the longest run of its first words that does (at least three)."""
     words = re.findall(r"\w+", passage)[:80]
-    for size in sorted({len(words), 40, 20, 10, 5, 3}, reverse=True):
-        if size > len(words) or size < min(3, len(words)) or size == 0:
-            continue
+    runs = sorted({len(words), *(n for n in (40, 20, 10, 5, 3) if n < len(words))}, reverse=True) if words else []
+    for size in runs:
         found = re.search(r"\W+".join(re.escape(w) for w in words[:size]), text, re.IGNORECASE)
         if found:
             end = found.end()

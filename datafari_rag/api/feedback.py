@@ -17,7 +17,7 @@ from ..errors import DatafariError
 from .answers import FeedbackAnswer, RatedAnswer
 from .context import get_services
 from .contract import REFUSALS, Param, endpoint, json, refusals
-from .conversations import WITHHELD, _owner, readable_ids, whose
+from .conversations import _owner, readable_ids, whose, withheld
 from .errors import ok_content
 from .shapes import AnswerRating, read
 from .store_calls import store_call
@@ -40,9 +40,7 @@ def as_read(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     shown = []
     for item in items:
         ids = item.pop("source_ids")
-        if not set(ids) <= readable:
-            item = {**item, "answer": "", "withheld": True, "withheld_reason": WITHHELD}
-        shown.append(item)
+        shown.append(item if set(ids) <= readable else withheld(item))
     return shown
 
 
