@@ -750,12 +750,13 @@ class Settings:
     index_retry_attempts: int = _key(
         INDEX,
         "index.retry.attempts",
-        4,
+        6,
         "A batch Solr answers with a 5xx (the embedding service or a node busy, a shard's leader "
         "lost) is sent again this many times, after index.retry.delay seconds doubling each time "
-        "(1+2+4+8 s: longer than a lost leader's replacement, solr.local.zkSessionTimeout and an "
-        "election), before each document is tried alone: back-pressure slows intake instead of "
-        "failing documents.",
+        "(1+2+...+32 s, about a minute: a node lost with its ZooKeeper server takes "
+        "solr.local.zkSessionTimeout, a ZooKeeper leader change and a shard election, about 10 s "
+        "on an idle machine and over 30 s on a busy one, while updates are disabled), before each "
+        "document is tried alone: back-pressure slows intake instead of failing documents.",
         maximum=10,
     )
     index_retry_delay: float = _key(

@@ -106,7 +106,12 @@ class Load:
         self.threads.append(threading.Thread(target=loop, name=name, daemon=True))
         self.threads[-1].start()
 
-    def finish(self) -> None:
+    def finish(self, least: int, within: float) -> None:
+        """Stops once every client has made ``least`` calls (a call sent before a loss may wait a
+        minute of retries), or after ``within`` seconds more."""
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline and any(self.calls.get(t.name, 0) < least for t in self.threads):
+            time.sleep(0.5)
         self.stop.set()
         for thread in self.threads:
             thread.join(timeout=120)
@@ -168,7 +173,7 @@ def test_losing_any_one_node_keeps_search_answers_and_indexing_working(
         _kill(zookeeper.pid())
         killed = time.monotonic() - load.began
         time.sleep(AFTER)
-        load.finish()
+        load.finish(least=3, within=120)
 
     print(f"\nlost node{lost + 1} at {killed:.1f}s: calls {load.calls}, failed {len(load.failures)}, sent {len(sent)}")
     assert not load.failures, f"killed at {killed:.1f}s; calls {load.calls}; failures: {load.failures[:10]}"
