@@ -356,7 +356,8 @@ class Settings:
         RAG,
         "ai.api.endpoint",
         "",
-        "OpenAI-compatible LLM base URL (…/v1); empty: the local agent, which needs no API key.",
+        "OpenAI-compatible LLM base URL (…/v1), or its full …/v1/chat/completions URL as Datafari 6.1's "
+        "files give it; empty: the local agent, which needs no API key.",
     )
     llm_token: str = _key(RAG, "ai.api.token", "", "The LLM's API key.")
     llm_service: str = _key(
@@ -412,7 +413,28 @@ class Settings:
         choices=("exactContent", "preview_content", "highlighting"),
     )
     rag_hl_fragsize: int = _key(
-        RAG, "rag.hl.fragsize", 500, "With rag.solrField=highlighting: the passage's size in characters.", minimum=1
+        RAG,
+        "rag.hl.fragsize",
+        500,
+        "With rag.solrField=highlighting: the passage's size in characters; 0: the whole field (Solr's "
+        "hl.fragsize=0, as Datafari 6.1 documents it).",
+        minimum=0,
+    )
+    rag_add_instructions: bool = _key(
+        RAG,
+        "rag.addInstructions",
+        True,
+        "rag.template=datafari: the product's instructions open the context sent to the service, as in "
+        "Datafari 6.1; false: the context is the documents alone (the service has its own instructions).",
+    )
+    prompt_layout: str = _key(
+        RAG,
+        "prompt.layout",
+        "one-message",
+        "How an answer's prompt is laid out: one-message (the instructions as the system message, then "
+        "the documents and the question in one user message, as Datafari 6.2) or message-per-document "
+        "(Datafari 6.1: the instructions, one user message per document, then one with the question).",
+        choices=("one-message", "message-per-document"),
     )
     rrf_top_k: int = _key(RAG, "rrf.topK", 50, "Hybrid: depth of each ranked list.", minimum=1)
     rrf_rank_constant: int = _key(RAG, "rrf.rank.constant", 60, "Hybrid: the k of reciprocal rank fusion.", minimum=1)
@@ -1047,8 +1069,10 @@ class Settings:
 
     @property
     def llm_url(self) -> str:
-        """The LLM's OpenAI-compatible base URL; empty ``ai.api.endpoint`` means the local agent."""
-        return self.llm_endpoint or f"http://{self.agent_host}:{self.agent_port}/v1"
+        """The LLM's OpenAI-compatible base URL (a full ``…/chat/completions`` URL, as Datafari 6.1
+        wrote it, loses its path: the client adds it); empty ``ai.api.endpoint``: the local agent."""
+        endpoint = self.llm_endpoint.rstrip("/").removesuffix("/chat/completions")
+        return endpoint or f"http://{self.agent_host}:{self.agent_port}/v1"
 
     @property
     def retrieval(self) -> str:
@@ -1121,6 +1145,9 @@ DEPRECATED: dict[str, tuple[str, ...]] = {
     "rag.maxTokens": ("llm.maxTokens",),
     "rag.maxToken": ("llm.maxTokens",),
     "rag.maxFiles": ("chunking.maxFiles",),
+    "rag.maxJsonLength": ("prompt.max.request.size",),
+    "rag.chunk.size": ("chunking.chunk.size",),
+    "rag.enabled": ("ai.enable.rag",),
     "chat.query.rewriting.enabled": ("chat.query.rewriting.enabled.bm25", "chat.query.rewriting.enabled.vector"),
 }
 _ENV_DEPRECATED = {env_name(old): old for old in DEPRECATED}

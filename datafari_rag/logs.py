@@ -20,6 +20,9 @@ from pythonjsonlogger.json import JsonFormatter
 from .config import Settings
 
 FIELDS = "%(asctime)s %(levelname)s %(name)s %(message)s"
+# Each RAG question, logged only with rag.enable.logs (read per request, so a change at run time
+# applies): at INFO, which the package's logger (WARNING, as Python leaves it) would drop.
+QUESTIONS = logging.getLogger("datafari_rag.questions")
 
 
 class RateLimit(logging.Filter):
@@ -61,3 +64,4 @@ def configure(logger: logging.Logger, settings: Settings) -> None:
     logger.handlers = [handler]
     logger.filters = [f for f in logger.filters if not isinstance(f, RateLimit)]
     logger.addFilter(RateLimit(settings.logs_errors_per_label, settings.logs_window))
+    QUESTIONS.setLevel(logging.INFO)

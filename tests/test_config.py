@@ -163,3 +163,9 @@ def test_a_retired_key_is_a_warning_when_it_asks_for_what_is_done_and_an_error_o
             load_settings(props, env={})
     with pytest.raises(ConfigError, match="retired"):
         load_settings(tmp_path / "none", env={"DATAFARI_RAG_VECTOR_EMBEDDING_MODE": "sidecar"})
+
+
+def test_a_full_chat_completions_url_as_datafari_61_wrote_it_is_its_base_url() -> None:
+    for endpoint in ("https://api.openai.com/v1/chat/completions", "https://api.openai.com/v1/chat/completions/"):
+        assert Settings(llm_endpoint=endpoint).llm_url == "https://api.openai.com/v1"
+    assert Settings(llm_endpoint="https://api.openai.com/v1").llm_url == "https://api.openai.com/v1"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 
 from datafari_rag.llm import ChatMessage, Usage
 from datafari_rag.prompts import PromptContext, snippet_text
@@ -58,3 +59,32 @@ def test_mapreduce_maps_every_pack_then_merges_every_partial_answer() -> None:
     assert len(maps) == 6 and steps[0] == ("rag:map", 6, 6)
     assert all(f"reply {i}" in final.prompt.text for i in range(1, 7))  # none dropped
     assert final.prompt.text.startswith("Task: merge")
+
+
+def test_the_61_layout_gives_each_document_its_own_message_and_counts_them_all() -> None:
+    """prompt.layout=message-per-document: documents whose text holds blank lines (or the word
+    document) stay whole, one user message each, then the question; packing counts every message."""
+    ctx = PromptContext("What is in the documents?", layout="message-per-document")
+    items = [
+        Item(f"Part {i}.\n\nA <document> word, then more.", lambda c, i=i: snippet_text(f"T{i}", c, i + 1))
+        for i in range(3)
+    ]
+    final = mapreduce(RecordingLlm(), Usage(), lambda *_: None, ctx, items, 40_000, 2)
+    assert final.prompt is not None
+    messages = final.prompt.messages()
+    assert [m["role"] for m in messages] == ["system", "user", "user", "user", "user"]
+    for i, message in enumerate(messages[1:-1]):
+        assert message["content"].startswith(f'Here is one of the documents: <document number="{i + 1}" title="T{i}">')
+        assert message["content"].endswith("</document>") and f"Part {i}.\n\nA <document> word" in message["content"]
+    assert messages[-1]["content"] == "The user question is: What is in the documents?"
+    assert len(final.prompt) == len("\n".join(m["content"] for m in messages))
+
+
+def test_the_datafari_service_finds_the_question_of_either_layout() -> None:
+    from datafari_rag.llm.datafari_service import split_prompt
+
+    ctx = PromptContext("Which pump?")
+    for layout in ("one-message", "message-per-document"):
+        prompt = replace(ctx, layout=layout).prompt("map", snippets=snippet_text("T", "Pump 7.", 1))
+        context, question = split_prompt(prompt.messages())
+        assert question == "Which pump?" and "Pump 7." in context and "Which pump?" not in context, layout

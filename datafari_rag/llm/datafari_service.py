@@ -17,13 +17,17 @@ import httpx
 from ..config import ConfigError, Settings
 from .deadline import ends as answer_ends
 from .openai_service import estimate_tokens
-from .service import ChatMessage, LlmError, Usage
+from .service import QUESTION_INTRO, ChatMessage, LlmError, Usage
 
 QUESTION = "\nQuestion: "
 
 
 def split_prompt(messages: list[ChatMessage]) -> tuple[str, str]:
-    """(context, question) of a prompt whose last message ends with the question."""
+    """(context, question) of a prompt whose last message ends with the question, or is it
+    (prompt.layout=message-per-document)."""
+    last = messages[-1]["content"] if messages else ""
+    if last.startswith(QUESTION_INTRO):
+        return "\n\n".join(m["content"] for m in messages[:-1]).strip(), last.removeprefix(QUESTION_INTRO).strip()
     text = "\n\n".join(m["content"] for m in messages)
     context, found, question = text.rpartition(QUESTION)
     return (context.strip(), question.strip()) if found else ("", text.strip())
@@ -34,6 +38,7 @@ class DatafariLlmService:
         if not settings.llm_endpoint:
             raise ConfigError("rag.template=datafari needs ai.api.endpoint: the service's URL")
         self.url = settings.llm_endpoint
+        self.add_instructions = settings.rag_add_instructions  # rag.addInstructions
         self.max_tokens = settings.llm_max_tokens
         self.temperature = settings.llm_temperature
         self.deadline = settings.llm_deadline  # the whole call, every attempt
@@ -43,7 +48,8 @@ class DatafariLlmService:
         self.client = httpx.Client(headers=headers)
 
     def generate(self, messages: list[ChatMessage], usage: Usage | None = None) -> str:
-        context, question = split_prompt(messages)
+        sent = messages if self.add_instructions else [m for m in messages if m["role"] != "system"]
+        context, question = split_prompt(sent)
         body = {
             "input": {
                 "context": context,

@@ -7,6 +7,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict
 
+# How a prompt laid out message-per-document (Datafari 6.1) opens its last message, the question:
+# a service that sends context and question apart (rag.template=datafari) finds it by this.
+QUESTION_INTRO = "The user question is: "
+
 
 class ChatMessage(TypedDict):
     role: str  # "system" | "user" | "assistant"

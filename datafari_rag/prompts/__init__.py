@@ -8,6 +8,7 @@ the conversation is what they rewrite, so it is a transcript inside their user m
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -15,6 +16,7 @@ import jinja2
 import pycountry
 
 from ..llm import ChatMessage
+from ..llm.service import QUESTION_INTRO
 
 # The sentence the LLM must answer with when the documents do not hold the answer, in the answer's
 # language (a chat UI shows it as it is); other languages get the English one.
@@ -38,6 +40,11 @@ FORMAT_INSTRUCTIONS = {
 }
 FORMATS = tuple(FORMAT_INSTRUCTIONS["en"])  # Datafari's "default" adds no instruction
 TRANSCRIPT_TEMPLATES = frozenset({"rewrite_bm25", "rewrite_vector", "subqueries"})  # the conversation is their material
+# prompt.layout=message-per-document (Datafari 6.1): the answer templates' documents, one user
+# message each, then the question in a message of its own
+PER_DOCUMENT_TEMPLATES = frozenset({"map", "refine_initial"})
+DOCUMENT_INTRO = "Here is one of the documents: "
+_DOCUMENT = re.compile(r"<document[ >].*?</document>(?=\s*<document[ >]|\s*$)", re.S)
 _NAMES = {  # how the prompts name the most asked-for languages
     "en": "English",
     "fr": "French",
@@ -114,9 +121,11 @@ class Prompt:
     system: str
     user: str
     history: tuple[ChatMessage, ...] = ()
+    parts: tuple[str, ...] = ()  # message-per-document: the user messages that replace ``user``
 
     def messages(self) -> list[ChatMessage]:
-        return [{"role": "system", "content": self.system}, *self.history, {"role": "user", "content": self.user}]
+        users: list[ChatMessage] = [{"role": "user", "content": text} for text in self.parts or (self.user,)]
+        return [{"role": "system", "content": self.system}, *self.history, *users]
 
     @property
     def text(self) -> str:
@@ -137,6 +146,7 @@ class PromptContext:
     history: list[dict[str, str]] = field(default_factory=list)
     reasoning: bool = False  # rag.strategy=cot: the steps first, then the answer
     instructions: str = ""  # prompt.instructions: an administrator's or a workflow's, after the product's
+    layout: str = "one-message"  # prompt.layout
 
     @property
     def reasoning_instruction(self) -> str:
@@ -178,7 +188,11 @@ class PromptContext:
         turns = () if transcript else tuple(chat_turn(m) for m in self.history)
         if self.instructions and not transcript:
             system = f"{system}\n{self.instructions.strip()}"
-        return Prompt(system, user, turns)
+        parts: tuple[str, ...] = ()
+        if self.layout == "message-per-document" and template in PER_DOCUMENT_TEMPLATES:
+            documents = _DOCUMENT.findall(snippets)
+            parts = (*(DOCUMENT_INTRO + d for d in documents), QUESTION_INTRO + self.query)
+        return Prompt(system, user, turns, parts)
 
 
 def snippet_text(title: str, content: str, number: int | None = None) -> str:

@@ -23,6 +23,7 @@ from ..errors import DatafariError
 from ..filters import NO_FILTER, SourceFilter
 from ..llm import LlmError, LlmService, Usage
 from ..llm.deadline import answer_within, in_own_context
+from ..logs import QUESTIONS
 from ..prompts import PromptContext, snippet_text
 from ..retrieval import RetrievalContext, Snippet, retrieve_all, retrieve_document
 from ..retrieval.cache import SemanticCache
@@ -123,7 +124,9 @@ class Pipeline:
         accents = not s.strip_accents
         history = clean_history(request.history, size, accents)
         question = clean_query(request.question or request.query, accents)
-        return PromptContext(question, request.format, request.lang, history, instructions=s.prompt_instructions)
+        return PromptContext(
+            question, request.format, request.lang, history, instructions=s.prompt_instructions, layout=s.prompt_layout
+        )
 
     def events(self, request: RagRequest, access: UserAccess, stream: bool = False) -> Generator[Event, None, None]:
         """The pipeline as events: phases, ``sources.final`` (always before generation),
@@ -144,9 +147,9 @@ class Pipeline:
         s = self.settings
         started = time.monotonic()
         if not s.enable_rag:
-            raise DatafariError("ragErrorNotEnabled")
+            raise DatafariError("ragErrorNotEnabled", "RAG answers are turned off (ai.enable.rag=false).")
         if s.rag_enable_logs:  # opt-in: a question may hold what its user would not have logged
-            log.info("RAG request processed: %r", request.query)
+            QUESTIONS.info("RAG request processed: %r", request.query)
         ctx = replace(self.prompt_context(request), reasoning=self.strategy.reasoning)
         if not ctx.query:
             raise DatafariError("ragBadRequest", "The query is empty once cleaned.")
@@ -388,7 +391,9 @@ class Pipeline:
     def summarize(self, doc_id: str, lang: str | None, access: UserAccess) -> str:
         s = self.settings
         if not s.enable_summarization:
-            raise DatafariError("summarizationErrorNotEnabled")
+            raise DatafariError(
+                "summarizationErrorNotEnabled", "Summaries are turned off (ai.enable.summarization=false)."
+            )
         # no query below: the whole document
         retrieval = RetrievalContext(self.main, self.vectors, self.retrieval_params, access)
         try:

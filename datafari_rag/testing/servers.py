@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import urllib3
 from flask import Flask
@@ -63,26 +64,29 @@ def settings_env(settings: Settings) -> dict[str, str]:
 
 @contextmanager
 def served_process(
-    args: list[str], ready_url: str, env: dict[str, str] | None = None
+    args: list[str], ready_url: str, env: dict[str, str] | None = None, log: Path | None = None
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """``python -m <args>`` in a process of its own, once ``ready_url`` answers; stopped on exit."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", *args], env=env or dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    try:
-        wait_for_http(ready_url)
-        yield process
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+    """``python -m <args>`` in a process of its own, once ``ready_url`` answers; stopped on exit.
+    Its stderr goes to ``log`` when given, nowhere otherwise."""
+    with open(log or os.devnull, "wb") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", *args], env=env or dict(os.environ), stdout=subprocess.DEVNULL, stderr=stderr
+        )
+        try:
+            wait_for_http(ready_url)
+            yield process
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
 
 
 @contextmanager
-def served_sidecar(settings: Settings, port: int) -> Iterator[str]:
-    """The sidecar as production runs it (gunicorn, conf/gunicorn.conf.py) on ``port``."""
+def served_sidecar(settings: Settings, port: int, log: Path | None = None) -> Iterator[str]:
+    """The sidecar as production runs it (gunicorn, conf/gunicorn.conf.py) on ``port``; its
+    stderr (the log) into ``log`` when given."""
     base = f"http://127.0.0.1:{port}"
     with served_process(
-        ["datafari_rag.cli", "serve"], f"{base}/health", settings_env(settings.replace(server_port=port))
+        ["datafari_rag.cli", "serve"], f"{base}/health", settings_env(settings.replace(server_port=port)), log
     ):
         yield base
 

@@ -468,7 +468,7 @@ def test_questions_are_logged_only_with_rag_enable_logs(
     client_for: Callable[..., FlaskClient], caplog: pytest.LogCaptureFixture
 ) -> None:
     question = "How many days of paid annual leave?"
-    with caplog.at_level("INFO", logger="datafari_rag.rag.pipeline"):
+    with caplog.at_level("INFO", logger="datafari_rag.questions"):
         rag(client_for(), query=question)
         assert not any(question in r.getMessage() for r in caplog.records)
         rag(client_for(rag_enable_logs=True), query=question)
