@@ -19,6 +19,12 @@ ANSWERS = [
     ("A line\nSOURCE of truth\nSOURCES", "A line\nSOURCE of truth\nSOURCES"),
     ("Text\n  SOURCES_USED 2\nignored after the marker", "Text"),
     ("Table:\n\ta\tb\n\nEnd.", "Table:\n\ta\tb\n\nEnd."),
+    # written inline, as chat-core's example does: the marker and its list go, the text stays
+    ("The pump is checked [1]. SOURCES_USED: 1, 3", "The pump is checked [1]."),
+    ("Checked weekly [2] SOURCES_USED: 2. Then logged [1].", "Checked weekly [2]. Then logged [1]."),
+    ("A [1] sources_used 1 and 3, B.", "A [1], B."),
+    ("Nothing here SOURCES_USED: none", "Nothing here"),
+    ("MY_SOURCES_USED is a name, days", "MY_SOURCES_USED is a name, days"),
 ]
 
 
@@ -50,3 +56,5 @@ def test_references_are_the_cited_sources_that_exist() -> None:
     assert [r["number"] for r in references(raw, sources)] == [2, 3, 1]  # 7 and 9 match no source
     assert references(raw, sources)[0] == {"number": 2, "id": "d2", "title": "T2", "url": "u2"}
     assert references("Nothing cited.", sources) == []
+    inline = "A [2]. SOURCES_USED: 2, 3 written in 2024."
+    assert cited_numbers(inline) == [2, 3] and [r["number"] for r in references(inline, sources)] == [2, 3]

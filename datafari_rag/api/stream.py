@@ -7,7 +7,8 @@ Two conventions from one event stream (:meth:`Pipeline.events`):
   sends it), ``stream.completed``. A request refused before the answer starts is answered in
   NDJSON too: ``stream.started``, ``error``, ``stream.completed {ERROR}``.
 - Server-Sent Events when the client sends ``Accept: text/event-stream`` (chat-core style):
-  ``step`` (phases and sources), ``token``, ``done`` (final_response, usage, references), ``error``.
+  ``step`` (phases and sources), ``think`` (a reasoning model's ``<think>`` text), ``token``,
+  ``done`` (final_response, usage, references), ``error``.
 
 Errors before or during generation become an ``error`` event (with the partial answer) followed
 by a clean end. If the client goes away, closing the generator closes the upstream LLM request.
@@ -82,7 +83,7 @@ def _error_data(error: DatafariError) -> dict[str, Any]:
 def ndjson(events: Iterator[Event]) -> Iterator[str]:
     """Datafari 7.0's lines: each source announced as it is known, error codes as strings."""
     for event in events:
-        if event.type in INTERNAL_EVENTS:
+        if event.type in INTERNAL_EVENTS or event.type == "think":  # 7.0 has no thoughts event
             continue
         if event.type == "sources.final":
             for item in event.data["items"]:
@@ -138,6 +139,8 @@ def sse(events: Iterator[Event], debug: bool = False) -> Iterator[str]:
             payload = {"type": "step", "id": "sources", "content": "sources", "references": event.data["items"]}
         elif event.type == "message.delta":
             payload = {"type": "token", "content": event.data["text"]}
+        elif event.type == "think":  # a reasoning model's thoughts, apart from the answer
+            payload = {"type": "think", "content": event.data["text"]}
         elif event.type == "message.final":
             payload = {
                 "type": "done",

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field, replace
 from functools import partial
+from itertools import chain
 from typing import Any
 
 from ..config import Settings
@@ -54,6 +55,7 @@ from .reasoning import (
 )
 from .rewriting import search_queries
 from .strategies import FinalCall, mapreduce, refine
+from .thinking import ThinkingSplitter, without_thinking
 from .topic_guard import TopicGuard
 
 log = logging.getLogger(__name__)
@@ -338,12 +340,15 @@ class Pipeline:
         if final.prompt is None:
             return final.fallback
         if not stream:
-            text = self.llm.generate(final.prompt.messages(), usage)
+            text = without_thinking(self.llm.generate(final.prompt.messages(), usage))
             return text if clean_answer(text) else final.fallback
         pieces: list[str] = []
-        shown = SourcesUsedFilter()
+        thinking, shown = ThinkingSplitter(), SourcesUsedFilter()
         answer = AnswerAfterReasoning() if reasoning else None
-        for piece in self.llm.stream(final.prompt.messages(), usage):
+        for raw_piece in chain(self.llm.stream(final.prompt.messages(), usage), [None]):
+            thought, piece = thinking.feed(raw_piece) if raw_piece is not None else thinking.finish()
+            if thought:  # a reasoning model's thoughts: their own events, never the answer
+                yield Event("think", {"text": thought})
             pieces.append(piece)
             if visible := shown.feed(answer.feed(piece) if answer else piece):
                 yield Event("message.delta", {"text": visible})

@@ -473,3 +473,34 @@ def test_random_users_rate_their_own_answers_and_ratings_show_only_what_the_read
     good = [t for ts in turns.values() for t in ts if t[2] == "up"]
     assert questions == len(qa) >= len(good) and all(q.answers and q.gold_doc_id for q in qa)
     assert {q.gold_doc_id for q in qa} <= {d["_id"] for d in corpus}
+
+
+def test_thoughts_and_an_inline_sources_marker_reach_no_answer_stream_or_history(
+    app_for: Callable[..., FlaskClient], fake_llm: FakeLlm
+) -> None:
+    """A reasoning model thinks in <think>…</think> and writes chat-core's marker inline: the
+    thoughts stream as ``think`` events only; the marker is cut from the tokens, the final text,
+    the stored turn and the history the next question sends; references are the sources used."""
+    client = app_for()
+    cid = start(client, "hana")
+    thought = "The leave document says 25 days [1]; the pump one [2] is unrelated."
+    raw = f"<think>{thought}</think>You get 25 days [1]. SOURCES_USED: 1"
+    fake_llm.reset(lambda prompt: raw)
+    body = {"query": "How many days of paid annual leave?", "conversationId": cid}
+    response = client.post(f"{API}/ai/stream", json=body, headers={"Accept": "text/event-stream", **as_user("hana")})
+    text = response.get_data(as_text=True)
+    events = [json.loads(b[len("data: ") :]) for b in text.split("\n\n") if b.startswith("data: ")]
+    thoughts = "".join(e["content"] for e in events if e["type"] == "think")
+    tokens = "".join(e["content"] for e in events if e["type"] == "token")
+    done = events[-1]
+    assert thoughts == thought
+    assert tokens == done["final_response"] == "You get 25 days [1].", events
+    assert [r["number"] for r in done["references"]] == [1]
+    block = read(client, "hana", cid)[1]["content"]["conversation"]["blocks"][0]
+    assert block["answer"] == "You get 25 days [1]."
+    assert [s["number"] for s in block["sources"] if s["cited"]] == [1]
+    fake_llm.reset(lambda prompt: "Yes.")
+    ask(client, "hana", cid, "Per year?")
+    history = fake_llm.messages()[-1]
+    assert history[2] == {"role": "assistant", "content": "You get 25 days [1]."}
+    assert "think" not in json.dumps(history) and "SOURCES_USED: 1" not in json.dumps(history)
