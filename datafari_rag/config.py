@@ -377,7 +377,9 @@ class Settings:
         '-> {"output"}).',
         choices=("openai", "datafari"),
     )
-    llm_temperature: float = _key(RAG, "llm.temperature", 0.0, "Sampling temperature.")
+    llm_temperature: float = _key(
+        RAG, "llm.temperature", 0.0, "Sampling temperature (0 to 2, OpenAI's range).", minimum=0, maximum=2
+    )
     llm_max_tokens: int = _key(RAG, "llm.maxTokens", 200, "Longest answer, in tokens.")
     retrieval_method: str = _key(
         RAG,
@@ -479,6 +481,13 @@ class Settings:
         RAG, "chat.memory.enabled", False, "The conversation's last messages go into the prompts."
     )
     chat_history_size: int = _key(RAG, "chat.memory.history.size", 6, "How many messages of history.")
+    chat_collection_aliases: str = _key(
+        RAG,
+        "chat.collectionAliases",
+        "",
+        "Other names (comma-separated) a chat-core request's collection_name may give the collection "
+        "searched; its own name, or the part before _FileShare, is always accepted.",
+    )
     rewriting_bm25: bool = _key(
         RAG,
         "chat.query.rewriting.enabled.bm25",

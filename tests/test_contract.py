@@ -24,6 +24,9 @@ def app() -> Flask:
     return create_app(Settings())
 
 
+SETTINGS = Settings()
+
+
 def test_every_route_declares_its_contract(app: Flask) -> None:
     undeclared = [f"{rule.rule} {method}" for rule, method, contract in operations(app) if contract is None]
     assert undeclared == []
@@ -103,10 +106,63 @@ def test_an_answer_body_is_refused_with_its_parser_sentence(body: dict[str, Any]
 
 def test_an_answer_body_is_read_as_the_pipeline_request() -> None:
     body = {"query": "pumps", "lang": "FR_ca", "format": "default", "history": [{"role": "user", "message": "hi"}]}
-    rag = rag_request(body | {"unknown": 1}, 100, "en")  # 6.2 ignores fields it does not know
-    assert (rag.query, rag.lang, rag.format, rag.mode) == ("pumps", "fr", None, "rag")
+    rag, keep = rag_request(body | {"unknown": 1}, SETTINGS, "en")  # 6.2 ignores fields it does not know
+    assert (rag.query, rag.lang, rag.format, rag.mode, keep) == ("pumps", "fr", None, "rag", True)
     assert rag.history == [{"role": "user", "content": "hi"}]
-    assert rag_request({"query": "pumps"}, 100, "de").lang == "de"  # Accept-Language's, when absent
+    assert rag_request({"query": "pumps"}, SETTINGS, "de")[0].lang == "de"  # Accept-Language's, when absent
+
+
+# chat-core's example request, field for field
+CHAT_CORE = {
+    "query": "What is the leave policy?",
+    "room_id": None,
+    "user_id": "someone-else",
+    "collection_name": "FileShare",
+    "search_type": "rag",
+    "metadata_filter_key": "extension",
+    "metadata_filter_values": ["pdf", "docx"],
+    "top_k": 4,
+    "temperature": 0.3,
+    "use_paragraph": False,
+    "is_test": True,
+}
+
+
+def test_chat_cores_request_is_read_field_for_field() -> None:
+    from datafari_rag.api.ai import KNOWN
+
+    assert set(CHAT_CORE) <= KNOWN and set(CHAT_CORE) <= set(RagBody.model_fields)
+    rag, keep = rag_request(CHAT_CORE, SETTINGS, None)
+    assert (rag.top_k, rag.temperature, rag.whole_documents, keep) == (4, 0.3, True, False)
+    assert rag.filters.values == {"extension": ("pdf", "docx")}
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"collection_name": "Other"}, "'collection_name' names no collection"),
+        ({"metadata_filter_key": "allow_token_document"}, "'metadata_filter_key' is one of"),
+        ({"metadata_filter_values": None}, "together"),
+        ({"metadata_filter_values": []}, "1 to 1000 strings"),
+        ({"top_k": 0}, "'top_k' is a whole number from 1 to 50"),
+        ({"top_k": True}, "'top_k'"),
+        ({"temperature": 2.5}, "'temperature' is a number from 0 to 2"),
+        ({"use_paragraph": "no"}, "'use_paragraph' is true or false"),
+        ({"is_test": 1}, "'is_test' is true or false"),
+        ({"user_id": 5}, "'user_id' is a string"),
+    ],
+)
+def test_a_bad_chat_core_field_is_refused_with_a_sentence(change: dict[str, object], said: str) -> None:
+    with pytest.raises(DatafariError) as refused:
+        rag_request(CHAT_CORE | change, SETTINGS, None)
+    assert refused.value.label == "ragBadRequest" and said in str(refused.value.reason)
+
+
+def test_collection_name_accepts_the_collection_and_its_aliases_only() -> None:
+    from datafari_rag.api.chat_core import collections
+
+    mine = SETTINGS.replace(collection_main="hr_FileShare", chat_collection_aliases="hr, people")
+    assert collections(mine) == {"hr_FileShare", "hr", "people"}
 
 
 def test_a_summary_body_refuses_with_its_own_label() -> None:

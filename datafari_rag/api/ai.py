@@ -28,6 +28,7 @@ from .answers import AiResponse, Error
 from .auth import current_access
 from .body import json_object
 from .capacity import answer_slot
+from .chat_core import chat_core_fields
 from .context import get_services
 from .contract import endpoint, json, refusals
 from .conversations import bind_answer, conversation_id
@@ -61,8 +62,9 @@ def _answer(content: dict[str, Any], status: int = 200) -> tuple[Response, int]:
     return jsonify({"status": "ERROR" if failed else "OK", "content": content}), status
 
 
-def parsed(body: dict[str, Any]) -> tuple[str, RagRequest, dict[str, Any]]:
-    """The action, the request for the pipeline and what is echoed; raises DatafariError."""
+def parsed(body: dict[str, Any]) -> tuple[str, RagRequest, dict[str, Any], bool]:
+    """The action, the request for the pipeline, what is echoed and whether the answer is kept (not
+    chat-core's ``is_test``); raises DatafariError."""
     unknown = sorted(set(body) - KNOWN)
     if unknown:
         raise DatafariError("aiBadRequest", f"Unknown field(s): {', '.join(unknown)}.")
@@ -91,7 +93,7 @@ def parsed(body: dict[str, Any]) -> tuple[str, RagRequest, dict[str, Any]]:
     if action == "summarize":
         if doc_id is None:
             raise DatafariError("aiBadRequest", "'id' is required for summarize.")
-        return action, RagRequest(query="", doc_id=doc_id, lang=lang), echo
+        return action, RagRequest(query="", doc_id=doc_id, lang=lang), echo, True
     text = body.get("query", body.get("q"))
     max_length = get_services().settings.query_max_length
     try:
@@ -105,7 +107,9 @@ def parsed(body: dict[str, Any]) -> tuple[str, RagRequest, dict[str, Any]]:
         mode = "agentic" if action == "agentic" else parse_search_type(body.get("search_type"))
     except DatafariError as exc:
         raise DatafariError("aiBadRequest", exc.reason) from None
-    return action, RagRequest(query, doc_id, lang, history, answer_format, filters, question, mode), echo
+    chat = chat_core_fields(body, "aiBadRequest", get_services().settings)
+    rag = RagRequest(query, doc_id, lang, history, answer_format, filters, question, mode)
+    return action, chat.applied(rag), echo, not chat.is_test
 
 
 def _search(rag: RagRequest) -> dict[str, Any]:
@@ -129,13 +133,13 @@ def _search(rag: RagRequest) -> dict[str, Any]:
 )
 def ai() -> tuple[Response, int]:
     try:
-        action, rag, echo = parsed(json_object("aiBadRequest"))
+        action, rag, echo, keep = parsed(json_object("aiBadRequest"))
     except DatafariError as exc:
         return _answer({"message": None, "sources": [], "error": _error(exc, 400)}, 400)
     services = get_services()
     try:
         # a conversation must be the user's, whatever the action; only rag answers add a turn
-        rag, wrap = bind_answer(rag, echo.get("conversationId"), "aiTechnicalError")
+        rag, wrap = bind_answer(rag, echo.get("conversationId"), "aiTechnicalError", keep)
         if action == "search":
             return _answer({**_search(rag), **echo})
         with answer_slot("aiTechnicalError"):

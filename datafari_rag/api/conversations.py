@@ -215,11 +215,12 @@ def conversation_id(body: dict[str, Any], label: str) -> str | None:
 
 
 def bind_answer(
-    rag: RagRequest, cid: str | None, technical_label: str = "ragTechnicalError"
+    rag: RagRequest, cid: str | None, technical_label: str = "ragTechnicalError", keep: bool = True
 ) -> tuple[RagRequest, Wrap]:
     """What an answer needs from the store: with a conversation, the request with the stored
     history (unless the body sent its own) and the recording of the new turn; for every signed-in
-    user, the token statistics. Returns the request and the wrapper of the pipeline's events."""
+    user, the token statistics. Not ``keep`` (chat-core's ``is_test``): the history is read, but
+    nothing is recorded. Returns the request and the wrapper of the pipeline's events."""
     services = get_services()
     username = current_access().username
     model = services.settings.llm_model or "default"
@@ -228,10 +229,16 @@ def bind_answer(
         rag, recorder = _bind_turn(rag, cid, technical_label)
 
     def wrap(events: Iterator[Event]) -> Generator[Event, None, None]:
+        if not keep:
+            return _as_is(events)
         recorded = recorder.wrap(events) if recorder else events
         return counted(recorded, services.store.conversations, username, cid, model)
 
     return rag, wrap
+
+
+def _as_is(events: Iterator[Event]) -> Generator[Event, None, None]:
+    yield from events
 
 
 def _bind_turn(rag: RagRequest, cid: str, technical_label: str) -> tuple[RagRequest, TurnRecorder]:

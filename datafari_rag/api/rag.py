@@ -41,10 +41,9 @@ def run_rag(rag: RagRequest, wrap: Wrap | None = None, pipeline: Pipeline | None
     RagBody,
 )
 def ai_rag() -> Response:
-    settings = get_services().settings
     body = json_object("ragBadRequest")
-    rag = rag_request(body, settings.query_max_length, accept_language())
-    return run_rag(*bind_answer(rag, conversation_id(body, "ragBadRequest")))
+    rag, keep = rag_request(body, get_services().settings, accept_language())
+    return run_rag(*bind_answer(rag, conversation_id(body, "ragBadRequest"), keep=keep))
 
 
 def select_rag() -> Response:

@@ -11,12 +11,14 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, WithJsonSchema
 
+from ..config import Settings
 from ..errors import DatafariError
 from ..filters import FIELDS as FILTER_FIELDS
 from ..prompts import FORMATS, LANGUAGES
 from ..rag.pipeline import RagRequest
 from ..registry import RETRIEVAL_MODES, STRATEGIES
 from .body import json_object
+from .chat_core import MAX_TOP_K, chat_core_fields
 from .validation import (
     MAX_HISTORY,
     MAX_ID_CHARS,
@@ -260,6 +262,28 @@ Filters = Annotated[
 ]
 
 
+# chat-core's request fields (api/chat_core.py checks them; documented here)
+CHAT_CORE_SCHEMAS: dict[str, dict[str, Any]] = {
+    "collection_name": {"type": "string", "description": "the collection searched, or an alias of it"},
+    "metadata_filter_key": {"enum": list(FILTER_FIELDS), "description": "a field whose values narrow the sources"},
+    "metadata_filter_values": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 1000},
+    "top_k": {"type": "integer", "minimum": 1, "maximum": MAX_TOP_K},
+    "temperature": {"type": "number", "minimum": 0, "maximum": 2},
+    "use_paragraph": {"type": "boolean", "description": "false: each retrieved text whole"},
+    "is_test": {"type": "boolean", "description": "true: the answer is kept nowhere"},
+    "user_id": {"type": "string", "maxLength": 200, "description": "read, never trusted: the caller's identity counts"},
+}
+
+ChatCoreCollectionName = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["collection_name"])]
+ChatCoreMetadataFilterKey = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["metadata_filter_key"])]
+ChatCoreMetadataFilterValues = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["metadata_filter_values"])]
+ChatCoreTopK = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["top_k"])]
+ChatCoreTemperature = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["temperature"])]
+ChatCoreUseParagraph = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["use_paragraph"])]
+ChatCoreIsTest = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["is_test"])]
+ChatCoreUserId = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["user_id"])]
+
+
 class RagBody(Shape):
     # a missing query, history or search_type gets its parser's own sentence (validate_default)
     """The body of ``ai/rag`` and ``ai/stream`` (Datafari 6.1/6.2); other fields are ignored."""
@@ -275,6 +299,14 @@ class RagBody(Shape):
     search_type: SearchType = Field(default=None, validate_default=True)
     conversationId: ConversationRef = None
     room_id: ConversationRef = None
+    collection_name: ChatCoreCollectionName = None
+    metadata_filter_key: ChatCoreMetadataFilterKey = None
+    metadata_filter_values: ChatCoreMetadataFilterValues = None
+    top_k: ChatCoreTopK = None
+    temperature: ChatCoreTemperature = None
+    use_paragraph: ChatCoreUseParagraph = None
+    is_test: ChatCoreIsTest = None
+    user_id: ChatCoreUserId = None
 
 
 class WorkflowQuery(RagBody):
@@ -310,6 +342,14 @@ class AiBody(Shape):
     room_id: ConversationRef = None
     search_type: Annotated[Any, WithJsonSchema({"enum": list(SEARCH_TYPES)})] = None
     memoryId: Annotated[Any, WithJsonSchema({"type": "string", "maxLength": 200})] = None
+    collection_name: ChatCoreCollectionName = None
+    metadata_filter_key: ChatCoreMetadataFilterKey = None
+    metadata_filter_values: ChatCoreMetadataFilterValues = None
+    top_k: ChatCoreTopK = None
+    temperature: ChatCoreTemperature = None
+    use_paragraph: ChatCoreUseParagraph = None
+    is_test: ChatCoreIsTest = None
+    user_id: ChatCoreUserId = None
 
 
 class WorkflowBody(Shape):
@@ -337,10 +377,12 @@ class WorkflowBody(Shape):
     default: Annotated[Any, WithJsonSchema({"type": "boolean"})] = None
 
 
-def rag_request(body: dict[str, Any], max_query: int, default_lang: str | None) -> RagRequest:
-    """The body of ``POST ai/rag`` (or a workflow's query) as the pipeline's request."""
-    rag = RagBody.model_validate(body, context=Reading("ragBadRequest", max_query))
-    return RagRequest(
+def rag_request(body: dict[str, Any], settings: Settings, default_lang: str | None) -> tuple[RagRequest, bool]:
+    """The body of ``POST ai/rag`` (or a workflow's query, ``settings`` its pipeline's) as the
+    pipeline's request, with chat-core's fields; and whether the answer is kept (not ``is_test``)."""
+    rag = RagBody.model_validate(body, context=Reading("ragBadRequest", settings.query_max_length))
+    chat = chat_core_fields(body, "ragBadRequest", settings)
+    request = RagRequest(
         query=rag.query,
         doc_id=rag.id,
         lang=rag.lang or default_lang,
@@ -349,6 +391,7 @@ def rag_request(body: dict[str, Any], max_query: int, default_lang: str | None) 
         question=rag.prompt,
         mode=rag.search_type,
     )
+    return chat.applied(request), not chat.is_test
 
 
 # every body shape, by the name the OpenAPI document gives it

@@ -182,7 +182,7 @@ def ai_stream() -> Response:
     wants_sse = request.accept_mimetypes.best == "text/event-stream"
     mimetype = "text/event-stream" if wants_sse else "application/x-ndjson"
     try:
-        action, rag, echo = parsed(json_object("aiBadRequest"))
+        action, rag, echo, keep = parsed(json_object("aiBadRequest"))
         if action not in ("rag", "agentic"):
             raise DatafariError("aiBadRequest", f"Only actions rag and agentic stream; send {action} to POST ai.")
     except DatafariError as exc:
@@ -191,7 +191,7 @@ def ai_stream() -> Response:
         log_error(exc)
         return Response(ndjson(refused(exc)), mimetype=mimetype)
     try:
-        rag, wrap = bind_answer(rag, echo.get("conversationId"))
+        rag, wrap = bind_answer(rag, echo.get("conversationId"), keep=keep)
     except DatafariError as exc:
         if wants_sse:
             raise

@@ -175,10 +175,11 @@ def revoke_key(workflow_id: str, key_id: str) -> tuple[Response, int]:
 def query_workflow(workflow_id: str) -> Response:
     workflow = store_call(workflow_store().get, workflow_id)
     body = json_object("ragBadRequest")
-    services = get_services()
-    rag = rag_request(body, services.settings.query_max_length, accept_language())
+    pipeline = live().workflow_pipeline(workflow)
     try:  # Datafari 7.0's filters: they narrow the workflow's, never widen them
-        rag = replace(rag, filters=source_filter(body.get("filters")))
+        filters = source_filter(body.get("filters"))
     except ValueError as exc:
         raise DatafariError("ragBadRequest", str(exc)) from None
-    return run_rag(*bind_answer(rag, conversation_id(body, "ragBadRequest")), live().workflow_pipeline(workflow))
+    rag, keep = rag_request(body, pipeline.settings, accept_language())
+    rag = replace(rag, filters=filters.narrowed(rag.filters))
+    return run_rag(*bind_answer(rag, conversation_id(body, "ragBadRequest"), keep=keep), pipeline)

@@ -17,6 +17,7 @@ import httpx
 from ..config import ConfigError, Settings
 from .deadline import ends as answer_ends
 from .openai_service import estimate_tokens
+from .sampling import temperature as sampled
 from .service import QUESTION_INTRO, ChatMessage, LlmError, Usage
 
 QUESTION = "\nQuestion: "
@@ -55,7 +56,7 @@ class DatafariLlmService:
                 "context": context,
                 "question": question,
                 "max_tokens": self.max_tokens,
-                "temperature": self.temperature,
+                "temperature": sampled(self.temperature),
             }
         }
         ends = answer_ends(time.monotonic() + self.deadline)

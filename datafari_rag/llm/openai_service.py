@@ -20,6 +20,7 @@ from openai._constants import RAW_RESPONSE_HEADER
 from ..config import Settings
 from ..metrics import LLM_CALLS, LLM_SECONDS, LLM_TOKENS, timed_call
 from .deadline import ends as answer_ends
+from .sampling import temperature as sampled
 from .service import AssistantTurn, ChatMessage, LlmError, ToolCall, Usage
 
 T = TypeVar("T")
@@ -84,7 +85,7 @@ class OpenAiLlmService:
         return self.client.chat.completions.create(  # type: ignore[call-overload]  # messages: the API's dicts
             model=self.model or openai.omit,  # a blank llm.model is left out (the endpoint's default)
             messages=messages,
-            temperature=self.temperature,
+            temperature=sampled(self.temperature),
             max_tokens=self.max_tokens,
             stream=True,
             stream_options={"include_usage": True},
@@ -105,7 +106,7 @@ class OpenAiLlmService:
         body = {
             **({"model": self.model} if self.model else {}),  # a blank llm.model is left out
             "messages": messages,
-            "temperature": self.temperature,
+            "temperature": sampled(self.temperature),
             "max_tokens": self.max_tokens,
             **({"tools": tools, "tool_choice": "auto"} if tools else {}),
         }

@@ -24,6 +24,7 @@ from ..errors import DatafariError
 from ..filters import NO_FILTER, SourceFilter
 from ..llm import LlmError, LlmService, Usage
 from ..llm.deadline import answer_within, in_own_context
+from ..llm.sampling import sampled_at
 from ..logs import QUESTIONS
 from ..prompts import PromptContext, snippet_text
 from ..retrieval import RetrievalContext, Snippet, retrieve_all, retrieve_document
@@ -73,6 +74,9 @@ class RagRequest:
     filters: SourceFilter = NO_FILTER  # Datafari 7.0: sources only among these documents
     question: str | None = None  # Datafari 6.1's ``prompt``: what the LLM answers, when not the query
     mode: str = "rag"  # rag | gpt (no retrieval: the conversation only) | agentic (the LLM calls tools)
+    top_k: int | None = None  # chat-core's top_k: documents (and passages) kept, instead of the settings'
+    temperature: float | None = None  # chat-core's temperature: this answer's, instead of llm.temperature
+    whole_documents: bool = False  # chat-core's use_paragraph=false: each retrieved text whole
 
 
 @dataclass(frozen=True)
@@ -142,7 +146,7 @@ class Pipeline:
         yield from in_own_context(self._within_deadline(request, access, stream))
 
     def _within_deadline(self, request: RagRequest, access: UserAccess, stream: bool) -> Generator[Event, None, None]:
-        with answer_within(self.settings.llm_deadline):
+        with answer_within(self.settings.llm_deadline), sampled_at(request.temperature):
             yield from self._events(request, access, stream)
 
     def _events(self, request: RagRequest, access: UserAccess, stream: bool) -> Iterator[Event]:
@@ -159,9 +163,10 @@ class Pipeline:
         if self.guard is not None:  # before anything runs: no rewriting, no search, no answer
             yield Event("phase", {"name": "rag:guard"})
             self.guard.check(request.question or request.query, access.username, usage)
-        retrieval = RetrievalContext(
-            self.main, self.vectors, self.retrieval_params, access, request.filters, self.cache
-        )
+        params = self.retrieval_params
+        if request.top_k is not None:  # chat-core's top_k: this answer's depth
+            params = replace(params, max_files=request.top_k, top_k=request.top_k)
+        retrieval = RetrievalContext(self.main, self.vectors, params, access, request.filters, self.cache)
         if request.mode != "rag":
             yield from self._other_mode(request, ctx, retrieval, usage, stream, started)
             return
@@ -182,7 +187,7 @@ class Pipeline:
                 steps: list[str] = []  # reasoning_steps: multihop's searches, reflect's checks, cot's steps
             else:
                 found, steps = yield from self._search(retrieval, question, queries, usage)
-            snippets = self._assembled(retrieval, found, question)
+            snippets = self._assembled(retrieval, found, question, request.whole_documents)
             sent = sources(snippets)
             yield Event("sources.final", {"items": sent})
             numbers = {d["url"]: n for n, d in enumerate(sent, start=1)}  # what the answer cites them by
@@ -361,21 +366,25 @@ class Pipeline:
             yield Event("message.delta", {"text": final.fallback})
         return final.fallback
 
-    def _assembled(self, retrieval: RetrievalContext, found: list[Snippet], question: str) -> list[Snippet]:
-        """Context assembly (:mod:`.assembly`), then the prompt chunks, then the token budget."""
+    def _assembled(
+        self, retrieval: RetrievalContext, found: list[Snippet], question: str, whole: bool = False
+    ) -> list[Snippet]:
+        """Context assembly (:mod:`.assembly`), then the prompt chunks (none with ``whole``), then
+        the token budget."""
         p = self.assembly_params
         neighbours = partial(with_neighbours, retrieval, width=p.neighbours)
-        chunks = [x for x in self._chunks(assemble(found, question, p, neighbours)) if x.content]
+        chunks = [x for x in self._chunks(assemble(found, question, p, neighbours), whole) if x.content]
         if p.max_tokens <= 0:
             return chunks
         return within_budget(chunks, p.max_tokens, token_counter(p.tokenizer))
 
-    def _chunks(self, found: list[Snippet]) -> list[Snippet]:
+    def _chunks(self, found: list[Snippet], whole: bool = False) -> list[Snippet]:
         """The retrieved text cleaned for a prompt, cut into ``chunking.chunk.size`` pieces unless
-        ``chunking.enable`` is false (then packing cuts only a text too large for a prompt alone)."""
+        ``chunking.enable`` is false or the request wants texts ``whole`` (then packing cuts only a
+        text too large for a prompt alone)."""
         s = self.settings
         cleaned = [_cleaned(x, not s.strip_accents) for x in found]
-        return chunk_snippets(cleaned, s.chunk_size) if s.chunking_enabled else cleaned
+        return chunk_snippets(cleaned, s.chunk_size) if s.chunking_enabled and not whole else cleaned
 
     def answer(self, request: RagRequest, access: UserAccess, wrap: Wrap | None = None) -> RagAnswer:
         """The answer and its sources, for ``ai/rag``; ``wrap`` sees the events on their way (the

@@ -34,6 +34,7 @@ class FakeLlm:
     calls: list[list[dict[str, str]]] = field(default_factory=list)
     models: list[str | None] = field(default_factory=list)  # the "model" of each call (None: left out)
     tools: list[list[dict[str, Any]] | None] = field(default_factory=list)  # the "tools" of each call
+    temperatures: list[float | None] = field(default_factory=list)  # the "temperature" of each call
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def prompts(self) -> list[str]:
@@ -67,6 +68,7 @@ class FakeLlm:
             self.calls.clear()
             self.models.clear()
             self.tools.clear()
+            self.temperatures.clear()
             self.streams_completed = self.streams_cut = 0
         self.answer = answer or (lambda prompt: "A fake answer.")
         self.delay, self.chunk_delay, self.fail_after = delay, chunk_delay, fail_after
@@ -81,6 +83,7 @@ class FakeLlm:
                 self.calls.append(body["messages"])
                 self.models.append(body.get("model"))
                 self.tools.append(body.get("tools"))
+                self.temperatures.append(body.get("temperature"))
             if self.delay:
                 time.sleep(self.delay)
             text: Any = self.answer(prompt_text(body["messages"]))

@@ -1,0 +1,107 @@
+"""chat-core's request fields, honoured by ``ai/rag``, ``ai/stream``, ``POST ai`` and a
+workflow's query: its exact request is answered, never refused for fields this API names
+otherwise.
+
+- ``collection_name``: the collection the pipeline searches (its FileShare name or the prefix
+  before ``_FileShare``, a workflow's ``collection``) or an alias of it (``chat.collectionAliases``);
+  any other name is refused — it never selects a collection the caller was not given.
+- ``metadata_filter_key`` / ``metadata_filter_values``: a filter on one whitelisted field
+  (:data:`datafari_rag.filters.FIELDS`, never an ACL field); it only narrows.
+- ``top_k``: how many documents (and passages) the answer is built from, 1 to ``MAX_TOP_K``.
+- ``temperature``: the LLM's sampling temperature for this answer, 0 to 2 (OpenAI's bounds).
+- ``use_paragraph``: false sends each retrieved text whole instead of its paragraphs (chunks).
+- ``is_test``: the answer is given but kept nowhere (no conversation turn, no token statistics).
+- ``user_id``: read, never trusted: whose documents count is the signed-in identity's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..config import Settings
+from ..errors import DatafariError
+from ..filters import FIELDS, NO_FILTER, SourceFilter, source_filter
+from ..rag.pipeline import RagRequest
+
+MAX_TOP_K = 50
+NAMES = (
+    "collection_name",
+    "metadata_filter_key",
+    "metadata_filter_values",
+    "top_k",
+    "temperature",
+    "use_paragraph",
+    "is_test",
+    "user_id",
+)
+
+
+@dataclass(frozen=True)
+class ChatCoreFields:
+    filters: SourceFilter = NO_FILTER
+    top_k: int | None = None
+    temperature: float | None = None
+    whole_documents: bool = False
+    is_test: bool = False
+
+    def applied(self, rag: RagRequest) -> RagRequest:
+        return replace(
+            rag,
+            filters=rag.filters.narrowed(self.filters),
+            top_k=self.top_k,
+            temperature=self.temperature,
+            whole_documents=self.whole_documents,
+        )
+
+
+def collections(settings: Settings) -> set[str]:
+    """The names ``collection_name`` may give: the pipeline's own collection, and its aliases."""
+    main = settings.collection_main
+    aliases = {a.strip() for a in settings.chat_collection_aliases.split(",") if a.strip()}
+    return {main, main.removesuffix("_FileShare"), *aliases}
+
+
+def _flag(body: dict[str, Any], name: str, label: str, default: bool) -> bool:
+    value = body.get(name, default)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise DatafariError(label, f"'{name}' is true or false.")
+    return value
+
+
+def chat_core_fields(body: dict[str, Any], label: str, settings: Settings) -> ChatCoreFields:
+    """The chat-core fields of ``body``, each checked; raises DatafariError with ``label``."""
+    name = body.get("collection_name")
+    if name is not None and (not isinstance(name, str) or name not in collections(settings)):
+        raise DatafariError(label, "'collection_name' names no collection this endpoint searches.")
+    filters = NO_FILTER
+    key, values = body.get("metadata_filter_key"), body.get("metadata_filter_values")
+    if (key is None) != (values is None):
+        raise DatafariError(label, "Give 'metadata_filter_key' and 'metadata_filter_values' together.")
+    if key is not None:
+        if not isinstance(key, str) or key not in FIELDS:
+            raise DatafariError(label, f"'metadata_filter_key' is one of {', '.join(FIELDS)}.")
+        try:
+            filters = source_filter({key: values})
+        except ValueError:
+            raise DatafariError(label, "'metadata_filter_values' is a list of 1 to 1000 strings.") from None
+    top_k = body.get("top_k")
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K):
+        raise DatafariError(label, f"'top_k' is a whole number from 1 to {MAX_TOP_K}.")
+    temperature = body.get("temperature")
+    if temperature is not None:
+        if isinstance(temperature, bool) or not isinstance(temperature, int | float) or not 0 <= temperature <= 2:
+            raise DatafariError(label, "'temperature' is a number from 0 to 2.")
+        temperature = float(temperature)
+    user_id = body.get("user_id")
+    if user_id is not None and (not isinstance(user_id, str) or len(user_id) > 200):
+        raise DatafariError(label, "'user_id' is a string of at most 200 characters.")
+    return ChatCoreFields(
+        filters,
+        top_k,
+        temperature,
+        whole_documents=not _flag(body, "use_paragraph", label, True),
+        is_test=_flag(body, "is_test", label, False),
+    )

@@ -1,0 +1,168 @@
+"""chat-core's exact request on the real Solr, with the recording LLM stub: every field of its
+request model answered and honoured — ``collection_name``, ``metadata_filter_key/values``
+(whitelisted fields, only narrowing), ``top_k``, ``temperature``, ``use_paragraph``, ``is_test``
+and ``user_id`` (never trusted) — and random users who, whatever they send, read only what they
+may (the control, with both ACL layers off, leaks)."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+
+from datafari_rag.app import create_app
+from datafari_rag.config import Settings
+from datafari_rag.indexing.indexer import Indexer
+from datafari_rag.solr import SolrClient
+from datafari_rag.solr.bootstrap import bootstrap
+from datafari_rag.testing.acl_harness import EVERY_TOKEN, POOL, layers_off, random_acl, reference_allows
+from datafari_rag.testing.fake_llm import FakeLlm
+
+API = "/Datafari/rest/v2.0"
+QUESTION = "When is the cooling pump inspected?"
+
+
+def chat_core(**change: Any) -> dict[str, Any]:
+    """chat-core's request, every field of its model."""
+    return {
+        "query": QUESTION,
+        "room_id": None,
+        "user_id": "admin",
+        "collection_name": "cc",
+        "search_type": "rag",
+        "metadata_filter_key": "extension",
+        "metadata_filter_values": ["pdf"],
+        "top_k": 3,
+        "temperature": 0.7,
+        "use_paragraph": True,
+        "is_test": False,
+        **change,
+    }
+
+
+class World:
+    def __init__(self, rng: random.Random) -> None:
+        self.users = {f"user{i}": frozenset(rng.sample(POOL, rng.randint(0, 4))) for i in range(8)}
+        self.docs = {
+            f"cc-{i}": {
+                "id": f"cc-{i}",
+                "title": f"Pump note {i}",
+                "url": f"file://cc/{i}",
+                "extension": rng.choice(["pdf", "docx"]),
+                "exactContent": f"The cooling pump of line {i} is inspected every week by crew {i}.",
+                **random_acl(rng),
+            }
+            for i in range(30)
+        }
+
+    def readable(self, user: str) -> set[str]:
+        return {i for i, d in self.docs.items() if reference_allows(self.users[user], d)}
+
+
+@pytest.fixture(scope="module")
+def world(solr: SolrClient, settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> tuple[Settings, World]:
+    folder: Path = tmp_path_factory.mktemp("chat-core")
+    w = World(random.Random(31))
+    users = {u: sorted(t) for u, t in w.users.items()} | {EVERY_TOKEN: sorted(POOL), "admin": sorted(POOL)}
+    (folder / "mapping.json").write_text(json.dumps({"users": users}))
+    mine = settings.replace(
+        collection_main="cc_FileShare",
+        collection_vector="cc_VectorMain",
+        mapping_file=str(folder / "mapping.json"),
+        trusted_header="X-Remote-User",
+        trusted_proxies="127.0.0.1",
+        retrieval_method="bm25",
+        max_files=30,
+        chat_collection_aliases="pumps",
+    )
+    bootstrap(solr, mine)
+    assert all(r.status == "ok" for r in Indexer.of(solr, mine).add(list(w.docs.values()), commit=True))
+    return mine, w
+
+
+@pytest.fixture
+def client(world: tuple[Settings, World], fake_llm_server: tuple[FakeLlm, str], fake_llm: FakeLlm) -> FlaskClient:
+    return create_app(world[0].replace(llm_endpoint=fake_llm_server[1])).test_client()
+
+
+def sse(client: FlaskClient, body: dict[str, Any], user: str) -> list[dict[str, Any]]:
+    headers = {"Accept": "text/event-stream", "X-Remote-User": user}
+    text = client.post(f"{API}/ai/stream", json=body, headers=headers).get_data(as_text=True)
+    return [json.loads(b[len("data: ") :]) for b in text.split("\n\n") if b.startswith("data: ")]
+
+
+def sent_ids(events: list[dict[str, Any]]) -> set[str]:
+    step = next((e for e in events if e["type"] == "step" and e["id"] == "sources"), None)
+    return {s["id"] for s in step["references"]} if step else set()
+
+
+def test_chat_cores_exact_request_is_answered_and_every_field_honoured(
+    client: FlaskClient, world: tuple[Settings, World], fake_llm: FakeLlm
+) -> None:
+    w = world[1]
+    user = max(w.users, key=lambda u: len(w.readable(u)))
+    events = sse(client, chat_core(), user)
+    assert events[-1]["type"] == "done", events[-3:]
+    ids = sent_ids(events)
+    pdfs = {i for i in w.readable(user) if w.docs[i]["extension"] == "pdf"}
+    assert ids and ids <= pdfs and len(ids) <= 3  # the metadata filter narrows; top_k bounds
+    assert fake_llm.temperatures == [0.7]  # this answer's temperature, not llm.temperature
+    assert events[-1]["final_response"] == "A fake answer."
+    # the same request through ai/rag and POST ai
+    rag = client.post(f"{API}/ai/rag", json=chat_core(), headers={"X-Remote-User": user}).get_json()
+    assert rag["status"] == "OK" and {d["id"] for d in rag["content"]["documents"]} == ids
+    seven = client.post(f"{API}/ai", json=chat_core(), headers={"X-Remote-User": user}).get_json()
+    assert seven["status"] == "OK" and {s["id"] for s in seven["content"]["sources"]} == ids
+
+
+def test_an_alias_names_the_collection_and_another_name_is_refused(client: FlaskClient) -> None:
+    as_admin = {"X-Remote-User": "admin"}  # who may read every document
+    for name in ("cc", "cc_FileShare", "pumps"):
+        answered = client.post(f"{API}/ai/rag", json=chat_core(collection_name=name), headers=as_admin).get_json()
+        assert answered["status"] == "OK", (name, answered)
+    for name in ("VectorMain", "other_FileShare", "cc_VectorMain"):
+        refused = client.post(f"{API}/ai/rag", json=chat_core(collection_name=name), headers=as_admin).get_json()
+        assert refused["content"]["error"]["label"] == "ragBadRequest", (name, refused)
+
+
+def test_a_test_request_keeps_no_turn(client: FlaskClient, world: tuple[Settings, World]) -> None:
+    user = "user1"
+    cid = client.post(f"{API}/conversations", json={}, headers={"X-Remote-User": user}).get_json()
+    cid = cid["content"]["conversation"]["id"]
+    for is_test in (True, False):
+        body = chat_core(room_id=cid, is_test=is_test, metadata_filter_key=None, metadata_filter_values=None)
+        client.post(f"{API}/ai/rag", json=body, headers={"X-Remote-User": user})
+    blocks = client.get(f"{API}/conversations/{cid}", headers={"X-Remote-User": user}).get_json()
+    assert len(blocks["content"]["conversation"]["blocks"]) == 1  # only the one that was not a test
+
+
+def leaks(client: FlaskClient, w: World, rng: random.Random) -> list[str]:
+    """Each random user, with random chat-core fields (another user_id, every filter value, the
+    whole top_k): sources outside what that user may read."""
+    found = []
+    for user in w.users:
+        body = chat_core(
+            user_id=rng.choice([*w.users, "admin", EVERY_TOKEN]),
+            metadata_filter_values=rng.choice([["pdf"], ["docx"], ["pdf", "docx"]]),
+            top_k=rng.choice([1, 10, 50]),
+            use_paragraph=rng.choice([True, False]),
+        )
+        found += [f"{user}:{i}" for i in sent_ids(sse(client, body, user)) - w.readable(user)]
+    return found
+
+
+def test_random_users_read_only_their_documents_whatever_they_send(
+    client: FlaskClient, world: tuple[Settings, World]
+) -> None:
+    assert leaks(client, world[1], random.Random(5)) == []
+
+
+def test_the_control_with_both_layers_off_finds_the_leaks(
+    client: FlaskClient, world: tuple[Settings, World], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("datafari_rag.solr.search.acl_params", layers_off("both"))
+    assert len(leaks(client, world[1], random.Random(5))) >= 3
