@@ -166,6 +166,15 @@ class Settings:
         "at once (503, Retry-After): back-pressure instead of a backlog nobody waits for.",
         minimum=1,
     )
+    agent_query_cache: int = _key(
+        AGENT,
+        "agent.embeddings.queryCache",
+        10000,
+        "Query vectors the agent keeps (requests of at most 4 texts: Solr's query embedding, the "
+        "sidecar's cache and guard), least recently used out first; a question asked again is not "
+        "embedded again. 0: none kept.",
+        maximum=1_000_000,
+    )
     agent_embedding_deadline: float = _key(
         AGENT,
         "agent.embeddings.deadline",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -84,7 +85,26 @@ def test_models_and_health(agent_url: str) -> None:
         "bge-small-en-v1.5-query",
     ]
     health = requests.get(agent_url.removesuffix("/v1") + "/health", timeout=10).json()
-    assert health == {"status": "UP", "model": MODEL_NAME, "dimension": DIMENSION}
+    assert {k: health[k] for k in ("status", "model", "dimension")} == {
+        "status": "UP",
+        "model": MODEL_NAME,
+        "dimension": DIMENSION,
+    }
+    assert health["queryCache"]["size"] == 10000
+
+
+def test_a_query_asked_again_is_not_embedded_again(agent_url: str) -> None:
+    """The agent keeps query vectors: the second request for a text is a hit, with the same vector."""
+    health = agent_url.removesuffix("/v1") + "/health"
+    before = requests.get(health, timeout=10).json()["queryCache"]
+    text = f"When is the boiler inspected? {time.time()}"
+    first, second = (
+        requests.post(f"{agent_url}/embeddings", json={"input": text}, timeout=30).json()["data"][0]["embedding"]
+        for _ in range(2)
+    )
+    after = requests.get(health, timeout=10).json()["queryCache"]
+    assert first == second
+    assert (after["misses"] - before["misses"], after["hits"] - before["hits"]) == (1, 1)
 
 
 def test_bge_small_is_served_from_its_maven_jar(agent_url: str) -> None:

@@ -14,6 +14,7 @@ from .embeddings import bp as embeddings_bp
 from .embeddings import openai_error
 from .extractive import ExtractiveGenerator
 from .model import SentenceEmbedder
+from .query_cache import QueryVectors
 
 
 def create_agent_app(
@@ -30,6 +31,7 @@ def create_agent_app(
     if admission is None and settings is not None:
         admission = Admission(settings.agent_max_pending, settings.agent_embedding_deadline)
     app.extensions["admission"] = admission
+    app.extensions["query_vectors"] = QueryVectors(settings.agent_query_cache if settings else 0)
     kind = generator or (settings.agent_generator if settings else "extractive")
     if kind == "gguf":
         from .gguf import GgufGenerator

@@ -93,7 +93,7 @@ def create_embeddings() -> Response:
         return openai_error(400, f"This model only produces {dimension} dimensions.", "dimensions")
     try:
         with current_app.extensions["admission"].turn(len(texts)):
-            vectors = embedder.embed(texts)
+            vectors = current_app.extensions["query_vectors"].embed(model, texts, embedder.embed)
     except Overloaded as exc:
         response = openai_error(503, str(exc), code="overloaded")
         response.headers["Retry-After"] = str(exc.retry_after)
@@ -136,7 +136,9 @@ def list_models() -> Response:
 
 @bp.get("/health")
 def health() -> Response:
-    return jsonify({"status": "UP", "model": MODEL_NAME, "dimension": DIMENSION})
+    kept = current_app.extensions["query_vectors"]
+    cache = {"size": kept.size, "hits": kept.hits, "misses": kept.misses}
+    return jsonify({"status": "UP", "model": MODEL_NAME, "dimension": DIMENSION, "queryCache": cache})
 
 
 def decode_base64_embedding(value: str) -> np.ndarray:
