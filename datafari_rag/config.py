@@ -24,7 +24,7 @@ import javaproperties
 
 from .filters import NO_FILTER, SourceFilter, source_filter
 from .paths import CONF
-from .registry import CHUNKERS, RERANKERS, RETRIEVAL_MODES, STRATEGIES
+from .registry import CHUNKERS, LLM_SERVICES, RERANKERS, RETRIEVAL_MODES, STRATEGIES
 
 ENV_PREFIX = "DATAFARI_RAG_"
 MAX_INSTRUCTIONS = 4000
@@ -373,8 +373,9 @@ class Settings:
         RAG,
         "ai.llm.service",
         "openai",
-        "openai (any OpenAI-compatible API); datafari is accepted as a synonym.",
-        choices=("openai", "datafari"),
+        "The LLM's API: " + LLM_SERVICES.help() + ". ai.api.endpoint is its base URL (empty: the "
+        "vendor's own for anthropic and gemini), ai.api.token its key.",
+        choices=LLM_SERVICES.names,
     )
     llm_model: str = _key(RAG, "llm.model", "datafari-rag-extractive", "Model name sent to the LLM.")
     rag_template: str = _key(

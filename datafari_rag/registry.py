@@ -93,6 +93,15 @@ RERANKERS = Registry(
         Entry("llm", "the configured LLM ranks the passages (listwise)"),
     ),
 )
+LLM_SERVICES = Registry(
+    "ai.llm.service",
+    (
+        Entry("openai", "any OpenAI-compatible chat completions API (the local agent's too)"),
+        Entry("datafari", "Datafari's name for the same: any OpenAI-compatible API"),
+        Entry("anthropic", "Claude, through Anthropic's SDK (its Messages API)"),
+        Entry("gemini", "Gemini, through Google's google-genai SDK"),
+    ),
+)
 EXTENSION_POINTS = {
     "retrieval": RETRIEVAL_MODES,
     "strategy": STRATEGIES,

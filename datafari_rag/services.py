@@ -3,6 +3,7 @@ the RAG pipeline and the indexer. The app keeps one in ``app.extensions``; the C
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +16,9 @@ from .indexing.embedder import ChunkEmbedder
 from .indexing.indexer import Indexer
 from .indexing.jobs import JobStore
 from .llm import LlmService, OpenAiLlmService
+from .llm.anthropic_service import AnthropicLlmService
 from .llm.datafari_service import DatafariLlmService
+from .llm.gemini_service import GeminiLlmService
 from .paths import var_dir
 from .rag.assembly import token_counter
 from .rag.mcp_tools import ExternalTools
@@ -110,12 +113,29 @@ def topic_guard(settings: Settings, embedder: ChunkEmbedder, llm: LlmService) ->
     return TopicGuard(settings, embedder.embed, llm, audit)
 
 
+# ai.llm.service's implementations (registry.LLM_SERVICES names them)
+LLM_BUILDERS: dict[str, Callable[[Settings], LlmService]] = {
+    "openai": OpenAiLlmService,
+    "datafari": OpenAiLlmService,
+    "anthropic": AnthropicLlmService,
+    "gemini": GeminiLlmService,
+}
+
+
+def llm_service(settings: Settings) -> LlmService:
+    """The LLM: Datafari 6.1's External LLM service with ``rag.template=datafari`` (its own
+    protocol), else ``ai.llm.service``'s."""
+    if settings.rag_template == "datafari":
+        return DatafariLlmService(settings)
+    return LLM_BUILDERS[settings.llm_service](settings)
+
+
 def build_services(settings: Settings, llm: LlmService | None = None, store: Stores | None = None) -> Services:
     solr = solr_client(settings)
     main = Collection(solr, settings.collection_main)
     vectors = Collection(solr, settings.collection_vector)
     if llm is None:
-        llm = DatafariLlmService(settings) if settings.rag_template == "datafari" else OpenAiLlmService(settings)
+        llm = llm_service(settings)
     embedders: dict[str, ChunkEmbedder] = {}  # one client per model, shared by the cache and the guard
 
     def embedder(model: str) -> ChunkEmbedder:

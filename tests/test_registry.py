@@ -24,6 +24,7 @@ from datafari_rag.rag.reasoning import ANSWER_STRATEGIES
 from datafari_rag.registry import (
     CHUNKERS,
     EXTENSION_POINTS,
+    LLM_SERVICES,
     QUERY_ENHANCERS,
     RERANKERS,
     RETRIEVAL_MODES,
@@ -33,6 +34,7 @@ from datafari_rag.registry import (
 )
 from datafari_rag.retrieval.dispatch import RETRIEVERS
 from datafari_rag.retrieval.rerank import SCORERS
+from datafari_rag.services import LLM_BUILDERS
 from datafari_rag.workflows.spec import ENHANCERS, RANKER_OPTIONS, WorkflowError, parse_workflow
 
 TEXT = "The boiler is checked every week. " * 40
@@ -45,6 +47,7 @@ def test_every_registered_entry_has_its_implementation() -> None:
     assert set(ENHANCERS) == set(QUERY_ENHANCERS.names)
     assert set(RANKER_OPTIONS) == set(RERANKERS.names)
     assert set(ANSWER_STRATEGIES) == set(STRATEGIES.names)
+    assert set(LLM_BUILDERS) == set(LLM_SERVICES.names)
     assert all(e.returns in ("passages", "documents") for e in RETRIEVAL_MODES)
     assert returns_documents("bm25") and not returns_documents("vector")
 

@@ -160,9 +160,9 @@ class OpenAiLlmService:
         )
         reported = completion.get("usage") or {}
         if reported.get("prompt_tokens") is not None:
-            _count(usage, reported["prompt_tokens"], reported.get("completion_tokens") or 0)
+            count_usage(usage, reported["prompt_tokens"], reported.get("completion_tokens") or 0)
         else:
-            _count(usage, estimate_tokens(_prompt_text(messages)), estimate_tokens(text), counted=True)
+            count_usage(usage, estimate_tokens(_prompt_text(messages)), estimate_tokens(text), counted=True)
         return AssistantTurn(text, calls)
 
     def stream(self, messages: list[ChatMessage], usage: Usage | None = None) -> Iterator[str]:
@@ -186,12 +186,12 @@ class OpenAiLlmService:
             finally:
                 chunks.close()  # a client that went away cancels the upstream request
         if reported:
-            _count(usage, reported.prompt_tokens, reported.completion_tokens)
+            count_usage(usage, reported.prompt_tokens, reported.completion_tokens)
         else:
-            _count(usage, estimate_tokens(_prompt_text(messages)), estimate_tokens("".join(text)), counted=True)
+            count_usage(usage, estimate_tokens(_prompt_text(messages)), estimate_tokens("".join(text)), counted=True)
 
 
-def _count(usage: Usage | None, prompt: int, completion: int, counted: bool = False) -> None:
+def count_usage(usage: Usage | None, prompt: int, completion: int, counted: bool = False) -> None:
     """The call's tokens, to the caller's usage and to the metrics."""
     LLM_TOKENS.labels("prompt").inc(prompt)
     LLM_TOKENS.labels("completion").inc(completion)
