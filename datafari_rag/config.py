@@ -1038,6 +1038,19 @@ class Settings:
     guard_audit_file: str = _key(
         GUARD, "forbidden.auditFile", "", "Where refusals are written (JSON lines); empty: var/log/guard-audit.jsonl."
     )
+    guard_pii_types: str = _key(
+        GUARD,
+        "forbidden.pii.types",
+        "",
+        "Personal data a question may not hold (with forbidden.enabled), comma-separated: email, phone, iban, "
+        "card, national_id (French NIR, US SSN); empty: not looked for. Checked by validators, before the topics.",
+    )
+    guard_pii_message: str = _key(
+        GUARD,
+        "forbidden.pii.message",
+        "Sorry, your question holds personal data. Please ask it again without it.",
+        "The guidance message a question holding personal data gets.",
+    )
     solr_heap: str = _key(LOCAL, "solr.local.heap", "1g", "Java heap of a local Solr node.")
     solr_soft_commit_ms: int = _key(
         LOCAL,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from datafari_rag.agent.model import SentenceEmbedder
-from datafari_rag.config import Settings
+from datafari_rag.config import ConfigError, Settings
 from datafari_rag.errors import DatafariError
 from datafari_rag.llm import ChatMessage, LlmError, Usage
 from datafari_rag.rag.topic_guard import TopicGuard
@@ -107,3 +107,28 @@ def test_no_topics_refuse_nothing(embedder: SentenceEmbedder, tmp_path: Path) ->
 @pytest.mark.parametrize("query", ["weapons", "Weapons?", "about WEAPONS please"])
 def test_the_default_match_types_include_exact(embedder: SentenceEmbedder, tmp_path: Path, query: str) -> None:
     assert refused(guard(embedder, tmp_path), query)
+
+
+def test_personal_data_is_refused_before_the_topics_and_audited_masked(tmp_path: Path) -> None:
+    """forbidden.pii.types: a question holding personal data is refused with its own guidance,
+    without embedding anything (no topics needed); the audit line keeps the question masked."""
+
+    def no_embedding(texts: list[str]) -> list[list[float]]:
+        raise AssertionError("personal data is found without the embedding model")
+
+    settings = Settings(guard_pii_types="email,phone,iban", guard_pii_message="No personal data, please.")
+    g = TopicGuard(settings, no_embedding, None, tmp_path / "audit.jsonl")
+    with pytest.raises(DatafariError) as refused_:
+        g.check("Is jeanne.martin@example.fr on leave? Call 06 12 34 56 78", "alice")
+    assert refused_.value.label == "ragForbiddenTopic" and refused_.value.message == "No personal data, please."
+    assert "email, phone" in str(refused_.value.reason)
+    g.check("How many days of paid annual leave?", "alice")  # nothing personal: let through
+    g.check("My card is 4111 1111 1111 1111", "alice")  # card numbers were not asked for
+    (line,) = audit(tmp_path)
+    assert line["match"] == "pii" and line["topic"] == "email,phone" and line["decision"] == "blocked"
+    assert line["query"] == "Is [EMAIL] on leave? Call [PHONE]" and line["user"] == "alice"
+
+
+def test_an_unknown_kind_of_personal_data_stops_the_start(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"forbidden\.pii\.types: passport"):
+        TopicGuard(Settings(guard_pii_types="email,passport"), lambda t: [], None, None)

@@ -27,10 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import Settings
+from ..config import ConfigError, Settings
 from ..errors import DatafariError
 from ..llm import LlmError, LlmService, Usage
 from ..prompts import PromptContext
+from .pii import KINDS as PII_KINDS
+from .pii import find_pii, masked
 
 MATCH_TYPES = ("exact", "synonym", "contextual")
 _WORD = re.compile(r"\w+")
@@ -70,11 +72,19 @@ class TopicGuard:
         self.llm = llm if settings.guard_check_mode == "llm" else None
         self.embed = embed
         self.audit_path = audit
+        self.pii = frozenset(k.strip() for k in settings.guard_pii_types.split(",") if k.strip())
+        if self.pii - set(PII_KINDS):
+            unknown = ", ".join(sorted(self.pii - set(PII_KINDS)))
+            raise ConfigError(f"forbidden.pii.types: {unknown} (one of {', '.join(PII_KINDS)})")
+        self.pii_message = settings.guard_pii_message
         self._topic_vectors: np.ndarray | None = None
         self._lock = threading.Lock()
 
     def check(self, query: str, username: str | None, usage: Usage | None = None) -> None:
-        """Raises ``ragForbiddenTopic`` (with the guidance message) when ``query`` must be refused."""
+        """Raises ``ragForbiddenTopic`` (with the guidance message) when ``query`` must be refused:
+        it holds personal data of ``forbidden.pii.types``, or it is about a forbidden topic."""
+        if self.pii:
+            self._check_pii(query, username)
         if not self.topics:
             return
         try:
@@ -91,6 +101,16 @@ class TopicGuard:
             return
         self._write(query, username, found, "blocked" + (f": {detail}" if detail else ""))
         raise DatafariError("ragForbiddenTopic", "The question is about a forbidden topic.", message=self.message)
+
+    def _check_pii(self, query: str, username: str | None) -> None:
+        """Refuses a question that holds personal data; the audit line keeps it masked."""
+        found = find_pii(query, self.pii)
+        if not found:
+            return
+        kinds = sorted({f.kind for f in found})
+        self._write(masked(query, found), username, Match(",".join(kinds), "pii", 1.0), "blocked")
+        reason = f"The question holds personal data ({', '.join(kinds)})."
+        raise DatafariError("ragForbiddenTopic", reason, message=self.pii_message)
 
     def match(self, query: str) -> Match | None:
         plain = _plain(query)

@@ -592,6 +592,21 @@ def test_the_guard_refuses_forbidden_topics_before_anything_runs(
     ]
 
 
+def test_a_question_with_personal_data_is_refused_before_anything_runs(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm, tmp_path: Any
+) -> None:
+    audit = tmp_path / "guard.jsonl"
+    client = client_for(guard_enabled=True, guard_pii_types="email,iban", guard_audit_file=str(audit))
+    refused = rag(client, query="Send the leave form to jeanne.martin@example.fr")
+    assert (
+        refused["content"]["error"]["label"] == "ragForbiddenTopic" and "email" in refused["content"]["error"]["reason"]
+    )
+    assert fake_llm.prompts() == []  # no search, no answer
+    assert rag(client, query="How many days of paid annual leave?")["status"] == "OK"  # no topics needed
+    [line] = [json.loads(x) for x in audit.read_text().splitlines()]
+    assert line["query"] == "Send the leave form to [EMAIL]" and "jeanne" not in audit.read_text()
+
+
 def test_an_answers_llm_calls_share_one_deadline(client_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
     """llm.deadline counts from the answer's start, not from each call: with query rewriting, an
     LLM taking 2 s a call and a 3 s deadline, the answer ends at 3 s with ragTechnicalError
