@@ -1000,6 +1000,27 @@ class Settings:
     alerts_smtp_from: str = _key(
         CONVERSATIONS, "alerts.smtp.from", "datafari-rag@localhost", "The From address of alert mails."
     )
+    faq_enabled: bool = _key(
+        GUARD,
+        "faq.enabled",
+        False,
+        "Answer a question close enough to a curated FAQ entry's with that entry, before retrieval or the LLM "
+        "(chat-core's FAQ); the entries are FileShare documents of type_category faq.category, ACL-filtered.",
+    )
+    faq_category: str = _key(GUARD, "faq.category", "faq", "The type_category of FAQ entries (title: the question).")
+    faq_threshold: float = _key(
+        GUARD,
+        "faq.threshold",
+        0.8,
+        "The cosine similarity of a question and an entry's question that answers it with the entry.",
+        maximum=1,
+    )
+    faq_model_name: str = _key(
+        GUARD,
+        "faq.modelName",
+        "all-MiniLM-L6-v2",
+        "The model of the embedding service (solr.embeddings.*) that compares questions with the entries'.",
+    )
     guard_enabled: bool = _key(GUARD, "forbidden.enabled", False, "Refuse questions about forbidden topics.")
     guard_topics: str = _key(GUARD, "forbidden.topics", "", "The forbidden topics or terms, comma-separated.")
     guard_match_types: str = _key(

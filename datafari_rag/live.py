@@ -31,6 +31,7 @@ from .config import (
     convert,
 )
 from .llm import LlmService
+from .rag.faq import Faq
 from .rag.pipeline import Pipeline
 from .retrieval.rerank import build_reranker
 from .services import Services, Stores, build_services
@@ -124,8 +125,9 @@ class LiveServices:
         settings = workflow.spec.settings(services.settings)
         p = services.pipeline
         main, vectors = services.collections(settings)
+        faq = Faq(settings, p.faq.embed, main) if p.faq is not None else None  # the workflow's own entries
         pipeline = Pipeline(
-            settings, main, vectors, p.llm, None, p.guard, p.external_tools, build_reranker(settings, p.llm)
+            settings, main, vectors, p.llm, None, p.guard, p.external_tools, build_reranker(settings, p.llm), faq
         )
         with self._lock:
             self._pipelines[key] = pipeline

@@ -21,6 +21,7 @@ from .llm.datafari_service import DatafariLlmService
 from .llm.gemini_service import GeminiLlmService
 from .paths import var_dir
 from .rag.assembly import token_counter
+from .rag.faq import Faq
 from .rag.mcp_tools import ExternalTools
 from .rag.pipeline import Pipeline
 from .rag.topic_guard import TopicGuard
@@ -145,6 +146,7 @@ def build_services(settings: Settings, llm: LlmService | None = None, store: Sto
         semantic_cache(settings, embedder(settings.cache_model_name), main, vectors) if settings.cache_enabled else None
     )
     guard = topic_guard(settings, embedder(settings.guard_model_name), llm) if settings.guard_enabled else None
+    faq = Faq(settings, embedder(settings.faq_model_name).embed, main) if settings.faq_enabled else None
     external_tools = ExternalTools(settings) if settings.agentic_mcp_servers else None
     reranker = build_reranker(settings, llm)
     if settings.context_max_tokens:
@@ -155,7 +157,7 @@ def build_services(settings: Settings, llm: LlmService | None = None, store: Sto
         main=main,
         vectors=vectors,
         llm=llm,
-        pipeline=Pipeline(settings, main, vectors, llm, cache, guard, external_tools, reranker),
+        pipeline=Pipeline(settings, main, vectors, llm, cache, guard, external_tools, reranker, faq),
         indexer=Indexer(settings, main, vectors, llm),
         store=store or Stores(settings),
     )

@@ -181,3 +181,7 @@ def test_the_ai_body_lists_every_field_ai_reads() -> None:
     from datafari_rag.api.ai import KNOWN
 
     assert KNOWN == set(AiBody.model_fields) >= {"query", "q", "action", "filters", "memoryId", "room_id"}
+
+
+def test_chat_cores_pa_mode_is_the_agentic_mode() -> None:
+    assert rag_request({"query": "pumps", "search_type": "pa"}, SETTINGS, None)[0].mode == "agentic"

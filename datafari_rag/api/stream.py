@@ -109,6 +109,7 @@ def refused(error: DatafariError) -> Iterator[Event]:
 # chat-core's step ids, one per stage of the pipeline
 STEPS = {
     "rag:guard": "guard",
+    "rag:faq": "faq",
     "rag:query rewriting": "rewriting",
     "rag:query enhancement": "enhancement",
     "rag:cache": "cache",

@@ -50,16 +50,17 @@ def parse_query(value: Any, max_length: int, name: str = "query") -> str:
     return value
 
 
-SEARCH_TYPES = ("rag", "gpt", "agentic")
+SEARCH_TYPES = ("rag", "gpt", "agentic", "pa")
 
 
 def parse_search_type(value: Any, label: str = "ragBadRequest") -> str:
-    """chat-core's ``search_type``: rag (the default), gpt (the conversation only), agentic (tools)."""
+    """chat-core's ``search_type``: rag (the default), gpt (the conversation only), agentic (tools;
+    ``pa``, chat-core's name for it, is read as agentic)."""
     if value is None or value == "":
         return "rag"
     if value not in SEARCH_TYPES:
         raise DatafariError(label, f"'search_type' must be one of {', '.join(SEARCH_TYPES)}.")
-    return str(value)
+    return "agentic" if value == "pa" else str(value)
 
 
 def parse_prompt(value: Any, max_length: int) -> str | None:

@@ -38,8 +38,9 @@ from ..solr.collection import Collection
 from .agentic import AgentLimits, AgentRun
 from .assembly import AssemblyParams, assemble, token_counter, within_budget
 from .chunking import chunk_snippets
-from .citations import SourcesUsedFilter, citations, clean_answer, references
+from .citations import MARKER, SourcesUsedFilter, citations, clean_answer, references
 from .confidence import confidence, is_abstention
+from .faq import Faq, FaqHit
 from .hygiene import clean_history, clean_query, clean_snippet
 from .mcp_tools import ExternalTools
 from .packing import Item, PromptTooLarge
@@ -111,6 +112,7 @@ class Pipeline:
     guard: TopicGuard | None = None  # forbidden.enabled
     external_tools: ExternalTools | None = None  # agentic.mcp.servers
     reranker: Reranker | None = None  # rerank.enabled
+    faq: Faq | None = None  # faq.enabled
     retrieval_params: RetrievalParams = field(init=False)  # what retrieval reads of the settings, once
     strategy: AnswerStrategy = field(init=False)  # rag.strategy's behaviour, looked up once
     query_params: QueryParams = field(init=False)  # what rewriting and query enhancement read, once
@@ -167,6 +169,11 @@ class Pipeline:
         if request.top_k is not None:  # chat-core's top_k: this answer's depth
             params = replace(params, max_files=request.top_k, top_k=request.top_k)
         retrieval = RetrievalContext(self.main, self.vectors, params, access, request.filters, self.cache)
+        if self.faq is not None and request.mode == "rag" and request.doc_id is None:
+            hit = self._faq_hit(request, access)
+            if hit is not None:
+                yield from self._faq_answer(hit, usage, stream, started, request.lang, ctx.abstention)
+                return
         if request.mode != "rag":
             yield from self._other_mode(request, ctx, retrieval, usage, stream, started)
             return
@@ -219,6 +226,31 @@ class Pipeline:
         passages = [(x.url, x.content, x.score) for x in snippets]
         yield _finished(
             raw, sent, usage, started, request.lang, Evidence(passages, ctx.abstention, steps, faithfulness)
+        )
+
+    def _faq_hit(self, request: RagRequest, access: UserAccess) -> FaqHit | None:
+        """The FAQ entry that answers the question; a FAQ that cannot be read (Solr, the embedding
+        service) answers nothing and the question goes the usual way."""
+        assert self.faq is not None
+        try:
+            return self.faq.answer(request.question or request.query, access)
+        except (SolrError, RuntimeError) as exc:  # the embedding service's EmbeddingError is one
+            log.warning("FAQ not read, the question goes the usual way: %s", exc)
+            return None
+
+    def _faq_answer(
+        self, hit: FaqHit, usage: Usage, stream: bool, started: float, lang: str | None, abstention: str
+    ) -> Iterator[Event]:
+        """A curated entry's answer, with the entry as its one source: no retrieval, no LLM."""
+        yield Event("phase", {"name": "rag:faq", "question": hit.question, "score": round(hit.score, 4)})
+        sent = [{"id": hit.id, "title": hit.question, "url": hit.url, "content": hit.answer}]
+        yield Event("sources.final", {"items": sent})
+        if stream:
+            yield Event("message.delta", {"text": hit.answer})
+        raw = f"{hit.answer}\n{MARKER}: 1"  # the entry is what the answer uses
+        steps = [f"faq: {hit.question} ({hit.score:.2f})"]
+        yield _finished(
+            raw, sent, usage, started, lang, Evidence([(hit.url, hit.answer, hit.score)], abstention, steps)
         )
 
     def _other_mode(

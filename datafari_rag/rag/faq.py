@@ -1,0 +1,92 @@
+"""FAQ direct answers (chat-core's): a curated question-and-answer entry answers a question that
+is close enough to its own, before any rewriting, retrieval or LLM call.
+
+The entries are FileShare documents like any other — indexed the usual way, with their ACL — whose
+``type_category`` is ``faq.category``: the title is the question, the text its answer. They are
+read through the same secured search as every read, so a user is answered only from entries they
+may read. The question and the readable entries' titles are compared by the embedding model
+``faq.modelName`` (cosine ≥ ``faq.threshold``); each title is embedded once per text.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..config import Settings
+from ..security import UserAccess
+from ..solr.collection import Collection, term_query
+
+MAX_ENTRIES = 2000  # entries read per question (a curated FAQ is far smaller)
+
+
+@dataclass(frozen=True)
+class FaqHit:
+    id: str
+    question: str
+    answer: str
+    url: str
+    score: float
+
+
+class Faq:
+    def __init__(self, settings: Settings, embed: Callable[[list[str]], list[list[float]]], main: Collection) -> None:
+        self.category = settings.faq_category
+        self.threshold = settings.faq_threshold
+        self.embed = embed
+        self.main = main
+        self._vectors: dict[str, np.ndarray] = {}  # a title's unit vector, by its text
+        self._lock = threading.Lock()
+
+    def _unit(self, texts: list[str]) -> list[np.ndarray]:
+        """Unit vectors of ``texts``, each text embedded once."""
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if missing:
+            computed = np.asarray(self.embed(missing), dtype=np.float32)
+            norms = np.linalg.norm(computed, axis=1, keepdims=True)
+            with self._lock:
+                if len(self._vectors) > MAX_ENTRIES * 4:  # titles edited over time: start again
+                    self._vectors.clear()
+                self._vectors.update(zip(missing, computed / np.where(norms == 0, 1, norms), strict=True))
+        with self._lock:
+            return [self._vectors[t] for t in texts]
+
+    def entries(self, access: UserAccess) -> list[dict[str, str]]:
+        """The FAQ entries ``access`` may read (the secured search filters them)."""
+        params = [
+            ("q", "*:*"),
+            ("defType", "lucene"),
+            ("fq", term_query("type_category", self.category)),
+            ("fl", "id,title,url,exactContent"),
+            ("rows", MAX_ENTRIES),
+        ]
+        docs = self.main.search("select", params, access)["response"]["docs"]
+        out = []
+        for doc in docs:
+            title, text = _first(doc.get("title")), _first(doc.get("exactContent"))
+            if title.strip() and text.strip():
+                out.append({"id": doc["id"], "title": title, "url": doc.get("url") or doc["id"], "answer": text})
+        return out
+
+    def answer(self, question: str, access: UserAccess) -> FaqHit | None:
+        """The readable entry whose question is closest to ``question``, if close enough."""
+        entries = self.entries(access)
+        if not entries:
+            return None
+        asked, *titles = self._unit([question, *(e["title"] for e in entries)])
+        scores = np.stack(titles) @ asked
+        best = int(np.argmax(scores))
+        if scores[best] < self.threshold:
+            return None
+        e = entries[best]
+        return FaqHit(e["id"], e["title"], e["answer"].strip(), e["url"], float(scores[best]))
+
+
+def _first(value: object) -> str:
+    if isinstance(value, list):
+        return str(value[0]) if value else ""
+    return "" if value is None else str(value)
