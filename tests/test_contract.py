@@ -95,7 +95,7 @@ def _refusal(model: type[Any], body: dict[str, Any], label: str = "ragBadRequest
         ({"query": "q", "lang": "zz"}, "'lang' must be an ISO 639-1 language code (en, fr, de…)."),
         ({"query": "q", "history": [{"role": "bot", "content": "x"}]}, "'history[0]' must be"),
         ({"query": "q", "format": "poem"}, "'format' must be one of"),
-        ({"query": "q", "search_type": "web"}, "'search_type' must be one of rag, gpt, agentic."),
+        ({"query": "q", "search_type": "web"}, "'search_type' must be one of rag, gpt, agentic, pa."),
         ({"query": "q", "prompt": ""}, "'prompt' is empty."),
     ],
 )
