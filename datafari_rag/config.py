@@ -657,8 +657,24 @@ class Settings:
         QUALITY,
         "context.dedup.threshold",
         0.95,
-        "Near-duplicate: the cosine of two passages' word counts above which the second is dropped.",
+        "Near-duplicate: the cosine of two passages (their word counts, or their embeddings with "
+        "context.dedup.method=embedding) above which the second is dropped.",
         maximum=1,
+    )
+    context_dedup_method: str = _key(
+        QUALITY,
+        "context.dedup.method",
+        "lexical",
+        "How near-duplicates are found: lexical (the cosine of word counts) or embedding (MATIH's semantic "
+        "deduplication: the cosine of the passages' embeddings by context.dedup.modelName, which also catches "
+        "paraphrases; lexical again if the embedding service fails).",
+        choices=("lexical", "embedding"),
+    )
+    context_dedup_model_name: str = _key(
+        QUALITY,
+        "context.dedup.modelName",
+        "all-MiniLM-L6-v2",
+        "context.dedup.method=embedding: the embedding service's model (solr.embeddings.*) that compares passages.",
     )
     context_max_chunks_per_source: int = _key(
         QUALITY, "context.maxChunksPerSource", 0, "At most this many passages of one document (0: no cap)."

@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from .config import (
@@ -30,6 +31,7 @@ from .config import (
     checked,
     convert,
 )
+from .indexing.embedder import ChunkEmbedder
 from .llm import LlmService
 from .rag.faq import Faq
 from .rag.pipeline import Pipeline
@@ -127,10 +129,26 @@ class LiveServices:
         main, vectors = services.collections(settings)
         faq = Faq(settings, p.faq.embed, main) if p.faq is not None else None  # the workflow's own entries
         pipeline = Pipeline(
-            settings, main, vectors, p.llm, None, p.guard, p.external_tools, build_reranker(settings, p.llm), faq
+            settings,
+            main,
+            vectors,
+            p.llm,
+            None,
+            p.guard,
+            p.external_tools,
+            build_reranker(settings, p.llm),
+            faq,
+            p.dedup_embed or _dedup_embed(settings),
         )
         with self._lock:
             self._pipelines[key] = pipeline
             while len(self._pipelines) > MAX_WORKFLOW_PIPELINES:
                 self._pipelines.popitem(last=False)
         return pipeline
+
+
+def _dedup_embed(settings: Settings) -> Callable[[list[str]], list[list[float]]] | None:
+    """The embedding service for a workflow that asks for semantic deduplication itself."""
+    if settings.context_dedup and settings.context_dedup_method == "embedding":
+        return ChunkEmbedder(settings, settings.context_dedup_model_name).embed
+    return None

@@ -147,6 +147,8 @@ def build_services(settings: Settings, llm: LlmService | None = None, store: Sto
     )
     guard = topic_guard(settings, embedder(settings.guard_model_name), llm) if settings.guard_enabled else None
     faq = Faq(settings, embedder(settings.faq_model_name).embed, main) if settings.faq_enabled else None
+    semantic = settings.context_dedup and settings.context_dedup_method == "embedding"
+    dedup_embed = embedder(settings.context_dedup_model_name).embed if semantic else None
     external_tools = ExternalTools(settings) if settings.agentic_mcp_servers else None
     reranker = build_reranker(settings, llm)
     if settings.context_max_tokens:
@@ -157,7 +159,7 @@ def build_services(settings: Settings, llm: LlmService | None = None, store: Sto
         main=main,
         vectors=vectors,
         llm=llm,
-        pipeline=Pipeline(settings, main, vectors, llm, cache, guard, external_tools, reranker, faq),
+        pipeline=Pipeline(settings, main, vectors, llm, cache, guard, external_tools, reranker, faq, dedup_embed),
         indexer=Indexer(settings, main, vectors, llm),
         store=store or Stores(settings),
     )

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from datafari_rag.agent.model import SentenceEmbedder
 from datafari_rag.config import ConfigError, Settings
 from datafari_rag.rag.assembly import (
     AssemblyParams,
@@ -13,6 +14,7 @@ from datafari_rag.rag.assembly import (
     best_segment,
     capped_per_source,
     deduplicated,
+    semantic_deduplicated,
     token_counter,
     within_budget,
 )
@@ -69,3 +71,28 @@ def test_the_floor_and_every_step_are_off_by_default() -> None:
     assert untouched == found
     floored = assemble(found, "q", AssemblyParams.of(Settings(context_min_relevance_score=0.5)), lambda x: x)
     assert [x.url for x in floored] == ["1"]
+
+
+def test_semantic_deduplication_drops_paraphrases_the_word_counts_miss(embedder: SentenceEmbedder) -> None:
+    """MATIH's semantic deduplication with the real model: a paraphrase in other words is dropped,
+    which the lexical cosine keeps; a different statement stays."""
+    found = [
+        snip("The boiler is checked every week by the maintenance team.", "a"),
+        snip("Each week, the maintenance crew inspects the boiler.", "b"),  # the same, in other words
+        snip("Valves are replaced every five years.", "c"),
+    ]
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        return embedder.embed(texts).tolist()
+
+    assert [x.url for x in deduplicated(found, 0.8)] == ["a", "b", "c"]  # few words in common
+    assert [x.url for x in semantic_deduplicated(found, 0.8, embed)] == ["a", "c"]
+    params = AssemblyParams.of(
+        Settings(context_dedup=True, context_dedup_threshold=0.8, context_dedup_method="embedding")
+    )
+    assert [x.url for x in assemble(found, "boiler", params, lambda f: f, embed)] == ["a", "c"]
+
+    def down(texts: list[str]) -> list[list[float]]:
+        raise RuntimeError("the embedding service failed")
+
+    assert [x.url for x in assemble(found, "boiler", params, lambda f: f, down)] == ["a", "b", "c"]  # lexical

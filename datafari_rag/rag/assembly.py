@@ -11,18 +11,22 @@ sends what retrieval found.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+import numpy as np
 from tokenizers import Tokenizer
 
 from ..config import ConfigError, Settings
 from ..retrieval import Snippet
 from ..text.tokens import wordpiece
 from .lexical import sentences, words
+
+log = logging.getLogger(__name__)
 
 
 def cosine(a: Counter[str], b: Counter[str]) -> float:
@@ -50,6 +54,23 @@ def deduplicated(found: list[Snippet], threshold: float) -> list[Snippet]:
         exact.add(key)
         kept.append((x, counts))
     return [x for x, _ in kept]
+
+
+def semantic_deduplicated(
+    found: list[Snippet], threshold: float, embed: Callable[[list[str]], list[list[float]]]
+) -> list[Snippet]:
+    """Without passages that say what a better one says (MATIH's semantic deduplication): exact
+    repeats, then a cosine of their embeddings above ``threshold`` — paraphrases too."""
+    unique = deduplicated(found, 1.0)  # exact repeats only (a cosine is never above 1)
+    if len(unique) < 2:
+        return unique
+    vectors = np.asarray(embed([x.content for x in unique]), dtype=np.float32)
+    vectors /= np.where((norms := np.linalg.norm(vectors, axis=1, keepdims=True)) == 0, 1, norms)
+    kept: list[int] = []
+    for i in range(len(unique)):
+        if not kept or float(np.max(vectors[kept] @ vectors[i])) <= threshold:
+            kept.append(i)
+    return [unique[i] for i in kept]
 
 
 def capped_per_source(found: list[Snippet], cap: int) -> list[Snippet]:
@@ -136,6 +157,7 @@ class AssemblyParams:
     segment_max_chars: int  # context.segment.maxChars (0: off)
     dedup: bool  # context.dedup
     dedup_threshold: float  # context.dedup.threshold
+    dedup_method: str  # context.dedup.method: lexical | embedding
     max_per_source: int  # context.maxChunksPerSource (0: no cap)
     max_tokens: int  # context.maxTokens (0: no budget)
     tokenizer: str  # context.tokenizer
@@ -149,6 +171,7 @@ class AssemblyParams:
             s.context_segment_max_chars,
             s.context_dedup,
             s.context_dedup_threshold,
+            s.context_dedup_method,
             s.context_max_chunks_per_source,
             s.context_max_tokens,
             s.context_tokenizer,
@@ -156,14 +179,25 @@ class AssemblyParams:
 
 
 def assemble(
-    found: list[Snippet], query: str, params: AssemblyParams, neighbours: Callable[[list[Snippet]], list[Snippet]]
+    found: list[Snippet],
+    query: str,
+    params: AssemblyParams,
+    neighbours: Callable[[list[Snippet]], list[Snippet]],
+    embed: Callable[[list[str]], list[list[float]]] | None = None,
 ) -> list[Snippet]:
-    """Every step before chunking (the token budget comes after it: see :func:`within_budget`)."""
+    """Every step before chunking (the token budget comes after it: see :func:`within_budget`);
+    ``embed``: the embedding service, for ``context.dedup.method=embedding``."""
     p = params
     found = above_floor(found, p.min_score)
     if p.neighbours > 0:
         found = neighbours(found)
     found = segments(found, query, p.segment_max_chars)
-    if p.dedup:
+    if p.dedup and p.dedup_method == "embedding" and embed is not None:
+        try:
+            found = semantic_deduplicated(found, p.dedup_threshold, embed)
+        except RuntimeError as exc:  # the embedding service failed: the word counts still work
+            log.warning("semantic deduplication failed, lexical instead: %s", exc)
+            found = deduplicated(found, p.dedup_threshold)
+    elif p.dedup:
         found = deduplicated(found, p.dedup_threshold)
     return capped_per_source(found, p.max_per_source)

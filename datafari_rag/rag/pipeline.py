@@ -113,6 +113,7 @@ class Pipeline:
     external_tools: ExternalTools | None = None  # agentic.mcp.servers
     reranker: Reranker | None = None  # rerank.enabled
     faq: Faq | None = None  # faq.enabled
+    dedup_embed: Callable[[list[str]], list[list[float]]] | None = None  # context.dedup.method=embedding
     retrieval_params: RetrievalParams = field(init=False)  # what retrieval reads of the settings, once
     strategy: AnswerStrategy = field(init=False)  # rag.strategy's behaviour, looked up once
     query_params: QueryParams = field(init=False)  # what rewriting and query enhancement read, once
@@ -405,7 +406,8 @@ class Pipeline:
         the token budget."""
         p = self.assembly_params
         neighbours = partial(with_neighbours, retrieval, width=p.neighbours)
-        chunks = [x for x in self._chunks(assemble(found, question, p, neighbours), whole) if x.content]
+        assembled = assemble(found, question, p, neighbours, self.dedup_embed)
+        chunks = [x for x in self._chunks(assembled, whole) if x.content]
         if p.max_tokens <= 0:
             return chunks
         return within_budget(chunks, p.max_tokens, token_counter(p.tokenizer))
