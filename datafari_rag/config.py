@@ -581,6 +581,17 @@ class Settings:
     reflect_max_rounds: int = _key(
         QUALITY, "rag.reflect.maxRounds", 1, "reflect: check-and-correct rounds at most.", minimum=1, maximum=3
     )
+    tot_branches: int = _key(
+        QUALITY, "rag.tot.branches", 3, "tot: candidate answers written at each level.", minimum=2, maximum=5
+    )
+    tot_depth: int = _key(
+        QUALITY,
+        "rag.tot.depth",
+        2,
+        "tot: levels of the tree (each level's candidates improve on the best so far).",
+        minimum=1,
+        maximum=3,
+    )
     multihop_max_hops: int = _key(
         QUALITY, "rag.multihop.maxHops", 2, "multihop: follow-up searches at most.", minimum=1, maximum=4
     )

@@ -66,6 +66,7 @@ STRATEGIES = Registry(
         Entry("cot", "reasoning steps first, returned apart as reasoning_steps"),
         Entry("reflect", "the draft checked against the sources, then corrected"),
         Entry("multihop", "the LLM may ask for more searches from what was found"),
+        Entry("tot", "tree of thought: candidate answers scored by the faithfulness check, the best kept"),
     ),
 )
 QUERY_ENHANCERS = Registry(

@@ -117,6 +117,7 @@ STEPS = {
     "rag:rerank": "rerank",
     "rag:multihop": "multihop",
     "rag:reflect": "reflect",
+    "rag:tree of thought": "tot",
     "rag:refine": "generation",
     "rag:map": "generation",
     "rag:merge": "generation",

@@ -54,6 +54,7 @@ from .reasoning import (
     followup,
     reflect,
     split_reasoning,
+    tree_of_thought,
 )
 from .rewriting import search_queries
 from .strategies import FinalCall, mapreduce, refine
@@ -335,6 +336,16 @@ class Pipeline:
         """The last call as ``rag.strategy`` writes it: the raw answer (without cot's steps, which go
         to ``steps`` with reflect's verdicts) and the faithfulness check's verdict (reflect)."""
         s = self.settings
+        if self.strategy.branches:  # tot: candidates scored before anything is shown
+            yield Event("phase", {"name": "rag:tree of thought"})
+            raw, tried = tree_of_thought(self.llm, ctx, items, s.max_request_size, s.tot_branches, s.tot_depth, usage)
+            best = max(tried, key=lambda b: b.score, default=None)
+            steps += [b.step() for b in tried]
+            if best is not None:
+                steps.append(f"kept: branch {best.level}.{best.number}")
+            if stream and clean_answer(raw):
+                yield Event("message.delta", {"text": clean_answer(raw)})
+            return raw, best.score if best is not None and best.check is not None else None
         if not self.strategy.checked:
             raw = yield from self._final(final, usage, stream, reasoning=ctx.reasoning)
             if not ctx.reasoning:

@@ -5,7 +5,11 @@
 - ``reflect``: the draft is checked against the documents (which statements they support), then
   corrected when some are not, for at most ``rag.reflect.maxRounds`` rounds;
 - ``multihop``: the model reads what was found and may ask for one more search, at most
-  ``rag.multihop.maxHops`` times (see :func:`followup`).
+  ``rag.multihop.maxHops`` times (see :func:`followup`);
+- ``tot`` (tree of thought, MATIH's): ``rag.tot.branches`` candidate answers, each written to read
+  the documents differently from the others, each scored by the faithfulness check; the best one
+  is the root of the next level, for ``rag.tot.depth`` levels; the best scored of all is kept
+  (see :func:`tree_of_thought`).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ class AnswerStrategy:
     reasoning: bool = False  # the model writes its steps first, returned apart (cot)
     checked: bool = False  # the draft is checked against the sources, then corrected (reflect)
     hops: bool = False  # the model may ask for more searches (multihop)
+    branches: bool = False  # candidates written, scored and the best kept (tot)
 
 
 # each strategy of the registry (registry.STRATEGIES), by its name
@@ -41,6 +46,7 @@ ANSWER_STRATEGIES: dict[str, AnswerStrategy] = {
     "cot": AnswerStrategy(reasoning=True),
     "reflect": AnswerStrategy(checked=True),
     "multihop": AnswerStrategy(hops=True),
+    "tot": AnswerStrategy(branches=True),
 }
 
 
@@ -160,6 +166,72 @@ def reflect(
             if final is not None:
                 checks.append(final)
     return answer, checks
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One candidate of the tree: where it stands (level, number), its text and its verdict."""
+
+    level: int
+    number: int
+    answer: str
+    check: Check | None
+
+    @property
+    def score(self) -> float:
+        """Its faithfulness, 0 without a verdict; an abstention or an empty answer scores nothing."""
+        return self.check.faithfulness if self.check is not None and self.check.statements else 0.0
+
+    def step(self) -> str:
+        verdict = (
+            f"{self.check.supported} of {self.check.statements} statements supported"
+            if self.check is not None
+            else "no verdict"
+        )
+        return f"branch {self.level}.{self.number}: {verdict} (score {self.score:.2f})"
+
+
+def tree_of_thought(
+    llm: LlmService,
+    ctx: PromptContext,
+    items: list[Item],
+    limit: int,
+    branches: int,
+    depth: int,
+    usage: Usage | None,
+) -> tuple[str, list[Branch]]:
+    """Bounded tree of thought: at each of ``depth`` levels, ``branches`` candidates (each told the
+    ones already written, and the best so far to improve on), each scored by the faithfulness
+    check. Returns the best scored answer (the earliest on a tie) and every branch, in order; at
+    most ``branches × depth`` answers and as many checks."""
+    tried: list[Branch] = []
+    best: Branch | None = None
+    for level in range(1, depth + 1):
+        root = best  # this level's candidates improve on the best of the levels before
+        written: list[str] = []
+        for number in range(1, branches + 1):
+            try:
+                prompt = _documents_prompt(
+                    ctx,
+                    "tot_branch",
+                    items,
+                    limit,
+                    candidates=written,
+                    previous_answer=clean_answer(root.answer) if root is not None else "",
+                )
+                answer = llm.generate(prompt.messages(), usage)
+            except (LlmError, PromptTooLarge):
+                continue
+            if not clean_answer(answer):
+                continue
+            written.append(clean_answer(answer))
+            branch = Branch(level, number, answer, check(llm, ctx, items, answer, limit, usage))
+            tried.append(branch)
+            if best is None or branch.score > best.score:
+                best = branch
+        if best is not None and best.score >= 1.0:  # every statement supported: nothing to improve
+            break
+    return (best.answer if best is not None else ""), tried
 
 
 def followup(

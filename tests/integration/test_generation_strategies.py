@@ -154,3 +154,44 @@ def test_multihop_follows_up_with_the_users_access(client_for: Callable[..., Fla
     fake_llm.reset(by_task("An answer [1].", multihop=always))
     bounded = ask(client_for(rag_strategy="multihop", multihop_max_hops=2))
     assert len(bounded["reasoning_steps"]) == 2  # rag.multihop.maxHops
+
+
+def test_tree_of_thought_keeps_the_best_supported_branch_within_its_bounds(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm
+) -> None:
+    """tot: branches × depth candidates, each told the ones already written, each checked; the
+    best supported is the answer, every branch a reasoning step; an answer fully supported ends
+    the tree early; nothing but the kept answer is shown while streaming."""
+    branches = [
+        "Employees get 30 days [1].",  # 1.1: half supported
+        "Employees get 25 days of paid annual leave [1].",  # 1.2: fully supported
+        "Employees get 25 days and a car [1].",  # 1.3
+    ]
+    verdicts = [
+        json.dumps({"statements": 2, "supported": 1, "unsupported": ["30 days"]}),
+        json.dumps({"statements": 1, "supported": 1, "unsupported": []}),
+        json.dumps({"statements": 2, "supported": 1, "unsupported": ["a car"]}),
+    ]
+    fake_llm.reset(by_task("unused", branch=branches, faithfulness=verdicts))
+    client = client_for(rag_strategy="tot", tot_branches=3, tot_depth=2)
+    out = ask(client)
+    assert out["message"] == "Employees get 25 days of paid annual leave [1]."
+    assert out["reasoning_steps"][:3] == [
+        "branch 1.1: 1 of 2 statements supported (score 0.50)",
+        "branch 1.2: 1 of 1 statements supported (score 1.00)",
+        "branch 1.3: 1 of 2 statements supported (score 0.50)",
+    ]
+    assert out["reasoning_steps"][-1] == "kept: branch 1.2" and len(out["reasoning_steps"]) == 4  # no level 2
+    prompts = fake_llm.prompts()
+    written = [p for p in prompts if "Task: branch" in p]
+    assert len(written) == 3 and "Employees get 30 days" in written[1] and "<candidate>" not in written[0]
+    assert sum("Task: faithfulness" in p for p in prompts) == 3
+    # no branch fully supported: a second level, told the best so far, and no more (rag.tot.depth)
+    half = json.dumps({"statements": 2, "supported": 1, "unsupported": ["x"]})
+    fake_llm.reset(by_task("unused", branch=["A [1].", "B [1].", "C [1]."], faithfulness=[half]))
+    deep = ask(client_for(rag_strategy="tot", tot_branches=2, tot_depth=2))
+    assert sum(s.startswith("branch 2.") for s in deep["reasoning_steps"]) == 2
+    assert sum("Improve on this candidate" in p for p in fake_llm.prompts()) == 2
+    fake_llm.reset(by_task("unused", branch=branches, faithfulness=verdicts))
+    text, final, phases = streamed(client)
+    assert text == final["text"] == out["message"] and "rag:tree of thought" in [p["name"] for p in phases]
