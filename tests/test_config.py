@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from datafari_rag import config
 from datafari_rag.config import KEYS, ConfigError, Settings, load_settings
 from datafari_rag.config_docs import MARKDOWN, PROPERTIES, render_markdown, render_properties
 from datafari_rag.paths import CONF, control_socket
@@ -98,6 +99,13 @@ def test_each_server_has_its_own_control_socket(tmp_path: Path, monkeypatch: pyt
     assert sidecar != agent and sidecar.startswith(str(tmp_path))
     assert control_socket("none", "sidecar", 8080) is None
     assert control_socket("/run/x.ctl", "sidecar", 8080) == "/run/x.ctl"
+
+
+@pytest.fixture(autouse=True)
+def warnings_said_again() -> None:
+    """Each warning is said once per process: another test that read an old name before this one
+    must not hide the warning this one expects."""
+    config._reported.clear()
 
 
 def test_datafari_6_1_keys_are_read_as_their_6_2_keys(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
