@@ -395,7 +395,8 @@ class Settings:
         RAG,
         "retrieval.method",
         "",
-        RETRIEVAL_MODES.help() + "; empty: vector if solr.enable.vector.search, else bm25.",
+        RETRIEVAL_MODES.help()
+        + "; empty: vector if solr.enable.vector.search, else memory if rag.enable.vector.search, else bm25.",
         choices=("", *RETRIEVAL_MODES.names),
     )
     legacy_vector_search: bool = _key(
@@ -403,6 +404,16 @@ class Settings:
         "solr.enable.vector.search",
         False,
         "Datafari 6.1's switch to vector retrieval, used when retrieval.method is empty.",
+    )
+    in_memory_vector_search: bool = _key(
+        RAG,
+        "rag.enable.vector.search",
+        False,
+        "Datafari 6.2's in-memory vector search (retrieval.method=memory), used when retrieval.method is empty "
+        "and solr.enable.vector.search is false.",
+    )
+    in_memory_max_chunks: int = _key(
+        RAG, "inMemory.maxChunks", 10, "memory: the chunks the in-memory vector search keeps.", minimum=1, maximum=200
     )
     max_files: int = _key(RAG, "chunking.maxFiles", 3, "BM25: how many documents are sent.", minimum=1)
     chunk_size: int = _key(
@@ -1156,8 +1167,11 @@ class Settings:
 
     @property
     def retrieval(self) -> str:
-        """``retrieval.method``, else the legacy ``solr.enable.vector.search`` (vector), else bm25."""
-        return self.retrieval_method or ("vector" if self.legacy_vector_search else "bm25")
+        """``retrieval.method``, else the legacy ``solr.enable.vector.search`` (vector), else 6.2's
+        ``rag.enable.vector.search`` (memory), else bm25."""
+        if self.retrieval_method:
+            return self.retrieval_method
+        return "vector" if self.legacy_vector_search else "memory" if self.in_memory_vector_search else "bm25"
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)

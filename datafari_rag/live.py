@@ -139,6 +139,7 @@ class LiveServices:
             build_reranker(settings, p.llm),
             faq,
             p.dedup_embed or _dedup_embed(settings),
+            embed=p.embed,
         )
         with self._lock:
             self._pipelines[key] = pipeline

@@ -57,6 +57,7 @@ RETRIEVAL_MODES = Registry(
         Entry("bm25", "keyword search (edismax) of FileShare's documents", returns="documents"),
         Entry("vector", "the nearest chunks of VectorMain (text-to-vector kNN)"),
         Entry("rrf", "BM25 and kNN over VectorMain's chunks, fused (hybrid)"),
+        Entry("memory", "Datafari 6.2's in-memory vector search: the best BM25 documents chunked, embedded and ranked"),
     ),
 )
 STRATEGIES = Registry(

@@ -159,7 +159,19 @@ def build_services(settings: Settings, llm: LlmService | None = None, store: Sto
         main=main,
         vectors=vectors,
         llm=llm,
-        pipeline=Pipeline(settings, main, vectors, llm, cache, guard, external_tools, reranker, faq, dedup_embed),
+        pipeline=Pipeline(
+            settings,
+            main,
+            vectors,
+            llm,
+            cache,
+            guard,
+            external_tools,
+            reranker,
+            faq,
+            dedup_embed,
+            embed=ChunkEmbedder(settings).embed,  # the chunks' own model: the in-memory mode's
+        ),
         indexer=Indexer(settings, main, vectors, llm),
         store=store or Stores(settings),
     )

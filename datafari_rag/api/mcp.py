@@ -99,7 +99,10 @@ def build_server(services: Services) -> MCPServer:
     )
 
     def retrieval(access: UserAccess) -> RetrievalContext:
-        return RetrievalContext(services.main, services.vectors, services.pipeline.retrieval_params, access)
+        pipeline = services.pipeline
+        return RetrievalContext(
+            services.main, services.vectors, pipeline.retrieval_params, access, embed=pipeline.embed
+        )
 
     @server.tool(description="Keyword search (BM25) of the documents the caller may read.")
     async def search(query: str, ctx: Context, rows: int = 10) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from tqdm import tqdm
 
 from ..config import Settings
 from ..indexing.corpus import index_documents
+from ..indexing.embedder import ChunkEmbedder
 from ..llm import LlmService
 from ..paths import var_dir
 from ..rag.query_enhancement import enhance
@@ -178,7 +179,7 @@ def evaluate(
     llm: LlmService | None = None,
 ) -> dict[str, dict[str, float]]:
     """Each mode over the test queries; with ``llm``, query enhancement (``query.*``) as in RAG."""
-    ctx = RetrievalContext.of(solr, settings, UserAccess.anonymous())
+    ctx = replace(RetrievalContext.of(solr, settings, UserAccess.anonymous()), embed=ChunkEmbedder(settings).embed)
     available = retrievers(ctx, settings, reranker, llm)
     results: dict[str, dict[str, float]] = {}
     for mode in modes:

@@ -115,6 +115,7 @@ class Pipeline:
     reranker: Reranker | None = None  # rerank.enabled
     faq: Faq | None = None  # faq.enabled
     dedup_embed: Callable[[list[str]], list[list[float]]] | None = None  # context.dedup.method=embedding
+    embed: Callable[[list[str]], list[list[float]]] | None = None  # the chunks' model (retrieval.method=memory)
     retrieval_params: RetrievalParams = field(init=False)  # what retrieval reads of the settings, once
     strategy: AnswerStrategy = field(init=False)  # rag.strategy's behaviour, looked up once
     query_params: QueryParams = field(init=False)  # what rewriting and query enhancement read, once
@@ -170,7 +171,9 @@ class Pipeline:
         params = self.retrieval_params
         if request.top_k is not None:  # chat-core's top_k: this answer's depth
             params = replace(params, max_files=request.top_k, top_k=request.top_k)
-        retrieval = RetrievalContext(self.main, self.vectors, params, access, request.filters, self.cache)
+        retrieval = RetrievalContext(
+            self.main, self.vectors, params, access, request.filters, self.cache, embed=self.embed
+        )
         if self.faq is not None and request.mode == "rag" and request.doc_id is None:
             hit = self._faq_hit(request, access)
             if hit is not None:
@@ -454,7 +457,7 @@ class Pipeline:
                 "summarizationErrorNotEnabled", "Summaries are turned off (ai.enable.summarization=false)."
             )
         # no query below: the whole document
-        retrieval = RetrievalContext(self.main, self.vectors, self.retrieval_params, access)
+        retrieval = RetrievalContext(self.main, self.vectors, self.retrieval_params, access, embed=self.embed)
         try:
             found = retrieve_document(retrieval, doc_id, None)
             if found is None:

@@ -49,6 +49,8 @@ class RetrievalContext:
     restrict: SourceFilter = NO_FILTER  # Datafari 7.0's ``filters``: sources only among these
     cache: ResultCache | None = None  # cache.enabled: results of close queries in the same scope
     dense: Mapping[str, str] = field(default_factory=dict)  # HyDE: query -> the text kNN embeds instead
+    # the chunks' embedding service, for the in-memory mode (Solr embeds for the others)
+    embed: Callable[[list[str]], list[list[float]]] | None = None
 
     def __post_init__(self) -> None:
         # retrieval.filters (a workflow's filters) narrow every search of these settings

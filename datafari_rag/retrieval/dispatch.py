@@ -14,6 +14,7 @@ from .base import RetrievalContext, Snippet, to_snippet
 from .bm25 import bm25
 from .cache import scope
 from .hybrid import reciprocal_rank_fusion, rrf
+from .memory import memory
 from .rerank import Reranker
 from .vector import vector, vector_chunks
 
@@ -22,6 +23,7 @@ RETRIEVERS: dict[str, Callable[[RetrievalContext, str], list[Snippet]]] = {
     "bm25": bm25,
     "vector": vector,
     "rrf": rrf,
+    "memory": memory,
 }
 
 

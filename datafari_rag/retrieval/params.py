@@ -10,6 +10,8 @@ from ..config import Settings
 from ..filters import SourceFilter
 from ..registry import returns_documents
 
+MEMORY_DOCUMENTS = 20  # the evaluation's in-memory runs: documents chunked and embedded per query
+
 
 @dataclass(frozen=True)
 class RetrievalParams:
@@ -26,6 +28,8 @@ class RetrievalParams:
     hl_fragsize: int  # rag.hl.fragsize
     query_model: str  # the model store entry that embeds queries
     vector_field: str  # solr.vector.field
+    chunk_size: int  # chunking.chunk.size: the in-memory mode's chunks
+    in_memory_chunks: int  # inMemory.maxChunks: the chunks the in-memory mode keeps
     # retrieval.filters: every search narrowed by it (a context's restrict holds it: not compared)
     base_filter: SourceFilter = field(compare=False)
 
@@ -45,6 +49,8 @@ class RetrievalParams:
             hl_fragsize=settings.rag_hl_fragsize,
             query_model=settings.query_model,
             vector_field=settings.vector_field,
+            chunk_size=settings.chunk_size,
+            in_memory_chunks=settings.in_memory_max_chunks,
             base_filter=settings.base_filter,
         )
 
@@ -52,6 +58,8 @@ class RetrievalParams:
     def kept(self) -> int:
         """How many passages a query keeps: ``chunking.maxFiles`` documents for a mode that returns
         documents (bm25), ``solr.topK`` chunks else."""
+        if self.mode == "memory":
+            return self.in_memory_chunks
         return self.max_files if returns_documents(self.mode) else self.top_k
 
     def at_least(self, n: int) -> RetrievalParams:
@@ -60,5 +68,15 @@ class RetrievalParams:
         return replace(self, top_k=max(self.top_k, n), max_files=max(self.max_files, n))
 
     def deep(self, mode: str, depth: int) -> RetrievalParams:
-        """One mode, ``depth`` deep, on documents' whole text (the evaluation's runs)."""
-        return replace(self, mode=mode, hybrid_depth=depth, top_k=depth, max_files=depth, text_field="exactContent")
+        """One mode, ``depth`` deep, on documents' whole text (the evaluation's runs); the in-memory
+        mode embeds the chunks of ``MEMORY_DOCUMENTS`` BM25 documents at most (each query pays it)."""
+        documents = min(depth, MEMORY_DOCUMENTS) if mode == "memory" else depth
+        return replace(
+            self,
+            mode=mode,
+            hybrid_depth=depth,
+            top_k=depth,
+            max_files=documents,
+            in_memory_chunks=depth,
+            text_field="exactContent",
+        )
