@@ -145,6 +145,7 @@ class DatafariError(Exception):
         self.reason = reason
         self.detail = detail
         self.headers = headers or {}
+        self.usage: dict[str, Any] | None = None  # the tokens the request used before it failed
 
     def http_status(self, errors_as_http_status: bool) -> int:
         """The HTTP status under the policy above."""

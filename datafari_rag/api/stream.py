@@ -52,12 +52,15 @@ def rag_events(rag: RagRequest, hold: Hold | None = None, wrap: Wrap | None = No
     yield Event("stream.started", {"id": uuid.uuid4().hex, "query": rag.query})
     partial: list[str] = []
     sources_sent = False
+    phase: str | None = None  # the stage the answer was in, for an error's details
     answer = services.pipeline.events(rag, current_access(), stream=True)
     events = wrap(answer) if wrap else answer
     try:
         for event in events:
             if event.type == "message.delta":
                 partial.append(event.data["text"])
+            elif event.type == "phase":
+                phase = event.data["name"]
             sources_sent = sources_sent or event.type == "sources.final"
             yield event
     except Exception as exc:  # never a broken stream: the client is told, then the stream ends
@@ -65,7 +68,9 @@ def rag_events(rag: RagRequest, hold: Hold | None = None, wrap: Wrap | None = No
         log_error(error, exc)
         if not sources_sent:  # sources are always delivered, even when empty
             yield Event("sources.final", {"items": []})
-        yield Event("error", {**_error_data(error), "partial": "".join(partial)})
+        usage = getattr(error, "usage", None) or {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+        details = {"phase": phase, "sources_sent": sources_sent}
+        yield Event("error", {**_error_data(error), "partial": "".join(partial), "usage": usage, "details": details})
         yield Event("stream.completed", {"status": "ERROR"})
         return
     finally:
@@ -154,8 +159,8 @@ def sse(events: Iterator[Event], debug: bool = False) -> Iterator[str]:
             }
         elif event.type in ("tool.start", "tool.end", "tool.result"):
             payload = {"type": "step", "id": "tool", "name": event.type, "content": event.data}
-        elif event.type == "error":
-            payload = {"type": "error", **event.data}
+        elif event.type == "error":  # chat-core's names: the partial response beside 7.0's partial
+            payload = {"type": "error", **event.data, "partial_response": event.data.get("partial", "")}
         if debug and event.type != "message.delta":
             elapsed = int((time.monotonic() - started) * 1000)
             note = {"type": "debug", "event": event.type, "elapsed_ms": elapsed}

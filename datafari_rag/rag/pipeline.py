@@ -151,10 +151,15 @@ class Pipeline:
         yield from in_own_context(self._within_deadline(request, access, stream))
 
     def _within_deadline(self, request: RagRequest, access: UserAccess, stream: bool) -> Generator[Event, None, None]:
-        with answer_within(self.settings.llm_deadline), sampled_at(request.temperature):
-            yield from self._events(request, access, stream)
+        usage = Usage()  # every call's tokens; a failure carries what was used before it
+        try:
+            with answer_within(self.settings.llm_deadline), sampled_at(request.temperature):
+                yield from self._events(request, access, stream, usage)
+        except DatafariError as exc:
+            exc.usage = usage.as_dict()
+            raise
 
-    def _events(self, request: RagRequest, access: UserAccess, stream: bool) -> Iterator[Event]:
+    def _events(self, request: RagRequest, access: UserAccess, stream: bool, usage: Usage) -> Iterator[Event]:
         s = self.settings
         started = time.monotonic()
         if not s.enable_rag:
@@ -164,7 +169,6 @@ class Pipeline:
         ctx = replace(self.prompt_context(request), reasoning=self.strategy.reasoning)
         if not ctx.query:
             raise DatafariError("ragBadRequest", "The query is empty once cleaned.")
-        usage = Usage()
         if self.guard is not None:  # before anything runs: no rewriting, no search, no answer
             yield Event("phase", {"name": "rag:guard"})
             self.guard.check(request.question or request.query, access.username, usage)

@@ -129,6 +129,22 @@ def test_error_mid_stream_keeps_the_partial_answer(client_for: Callable[..., Fla
     assert error["label"] == "ragTechnicalError"
     assert error["partial"] == "Employees get twenty"  # what was shown (blank space is held back)
     assert events[-1] == {**events[-1], "type": "stream.completed", "data": {"status": "ERROR"}}
+    assert error["details"] == {"phase": "rag:response generation", "sources_sent": True}
+    assert set(error["usage"]) >= {"prompt_tokens", "completion_tokens", "total_tokens"}
+
+
+def test_an_sse_error_carries_the_partial_response_usage_and_details(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm
+) -> None:
+    """chat-core's error event: the partial response, the tokens used before the failure (a
+    rewriting call's here) and where the answer was when it failed."""
+    client = client_for(llm_max_retries=0, rewriting_bm25=True)
+    fake_llm.reset(lambda p: "paid leave days" if p.startswith("Task: rewrite") else ANSWER, fail_after=3)
+    events = sse(client, query="How many days of paid leave?")
+    error = next(e for e in events if e["type"] == "error")
+    assert error["label"] == "ragTechnicalError" and error["partial_response"] == "Employees get twenty"
+    assert error["usage"]["total_tokens"] > 0  # the rewriting call's tokens, counted before the failure
+    assert error["details"]["phase"] == "rag:response generation"
 
 
 @pytest.mark.parametrize("body", [{"query": ""}, {"q": "x", "action": "summarize", "id": "a"}, {"query": "x", "z": 1}])
