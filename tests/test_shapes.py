@@ -11,7 +11,7 @@ from flask import Flask
 
 from datafari_rag.api import shapes
 from datafari_rag.api.openapi import document
-from datafari_rag.api.shapes import SHAPES, ConversationTitle, NewConversation, NewUser, UserChange, read
+from datafari_rag.api.shapes import SHAPES, ConversationChange, NewConversation, NewUser, UserChange, read
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.errors import DatafariError
@@ -39,11 +39,10 @@ def test_a_body_is_read_as_its_model() -> None:
         (NewUser, {"username": "bea", "password": "short"}, "'password' has at least 8 characters."),
         (NewUser, {"username": "bea", "password": "x" * 12, "admin": "yes"}, "'admin' is true or false."),
         (UserChange, {"admin": 1}, "'admin' is true or false."),
-        (ConversationTitle, {"title": "   "}, "'title' does not have the expected form"),
-        (ConversationTitle, {}, "'title' is required."),
+        (ConversationChange, {"title": "   "}, "'title' does not have the expected form"),
         (NewConversation, {"title": "x" * 201}, "'title' has at most 200 characters."),
         (NewConversation, {"title": 7}, "'title' is text."),
-        (ConversationTitle, {"title": ""}, "'title' has at least 1 character."),
+        (ConversationChange, {"title": ""}, "'title' has at least 1 character."),
     ],
 )
 def test_a_refusal_names_the_field_and_what_it_must_be(model: type[shapes.Shape], body: Any, said: str) -> None:
@@ -58,7 +57,7 @@ def test_the_openapi_document_takes_every_shape_from_its_model() -> None:
     new_user = schemas["NewUser"]
     assert new_user["additionalProperties"] is False and new_user["required"] == ["username", "password"]
     assert new_user["properties"]["password"] == {"type": "string", "minLength": 8, "maxLength": 1024}
-    assert "title" in schemas["ConversationTitle"]["properties"]  # a property named title is kept
+    assert "title" in schemas["ConversationChange"]["properties"]  # a property named title is kept
 
 
 def test_every_body_a_view_reads_is_a_declared_shape() -> None:

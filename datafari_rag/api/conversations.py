@@ -28,7 +28,7 @@ from .auth import current_access
 from .context import get_services
 from .contract import REFUSALS, Param, endpoint, json, names, refusals
 from .errors import ok_content
-from .shapes import ConversationTitle, NewConversation, read
+from .shapes import ConversationChange, NewConversation, read
 from .store_calls import store_call
 from .users import is_admin
 
@@ -94,8 +94,9 @@ def list_conversations() -> tuple[Response, int]:
 )
 def create_conversation() -> tuple[Response, int]:
     owner = _owner()
-    title = _tidy(read(NewConversation, "conversationBadRequest").title)
-    return _ok({"conversation": store_call(_store().create, owner, title)}, 201)
+    body = read(NewConversation, "conversationBadRequest")
+    created = store_call(_store().create, owner, _tidy(body.title), body.instructions.strip())
+    return _ok({"conversation": created}, 201)
 
 
 @bp.get("/conversations/<conversation_id>")
@@ -118,14 +119,18 @@ def read_conversation(conversation_id: str) -> tuple[Response, int]:
 
 @bp.route("/conversations/<conversation_id>", methods=["PATCH", "PUT"])
 @endpoint(
-    "Rename one of my conversations",
+    "Rename one of my conversations, or change its instructions (its own system prompt)",
     {200: THE_CONVERSATION, **refusals(400, 401, 403, 404, 413, 415, 503)},
-    ConversationTitle,
+    ConversationChange,
 )
 def rename_conversation(conversation_id: str) -> tuple[Response, int]:
     owner = _owner()
-    title = _tidy(read(ConversationTitle, "conversationBadRequest").title)
-    return _ok({"conversation": store_call(_store().rename, owner, conversation_id, title)})
+    body = read(ConversationChange, "conversationBadRequest")
+    if body.title is None and body.instructions is None:
+        raise DatafariError("conversationBadRequest", "Give 'title', 'instructions' or both.")
+    instructions = None if body.instructions is None else body.instructions.strip()
+    changed = store_call(_store().rename, owner, conversation_id, _tidy(body.title), instructions)
+    return _ok({"conversation": changed})
 
 
 @bp.delete("/conversations/<conversation_id>")
@@ -248,7 +253,9 @@ def _bind_turn(rag: RagRequest, cid: str, technical_label: str) -> tuple[RagRequ
     down = DatafariError(technical_label, "The conversation store cannot be reached.")
     store = store_call(services.store.conversations, unavailable=down)
     size = services.settings.chat_history_size
-    past = store_call(store.prepare_turn, owner, cid, size, unavailable=down)
+    past, instructions = store_call(store.prepare_turn, owner, cid, size, unavailable=down)
     question = rag.question or rag.query
     recorder = TurnRecorder(store, owner, cid, question, search_type=rag.mode, technical_label=technical_label)
-    return (rag if rag.history else replace(rag, history=readable_history(past, size))), recorder
+    if not rag.history:
+        rag = replace(rag, history=readable_history(past, size))
+    return replace(rag, instructions=instructions), recorder

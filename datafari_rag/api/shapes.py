@@ -67,12 +67,22 @@ class UserChange(Shape):
 Title = Annotated[str, Field(min_length=1, max_length=200, pattern=r"\S")]  # not only spaces
 
 
+# chat-core's per-room system prompt: what every answer of the conversation follows
+Instructions = Annotated[str, Field(max_length=4000)]
+
+
 class NewConversation(Shape):
     title: Title | None = None
+    instructions: Instructions = ""
 
 
-class ConversationTitle(Shape):
-    title: Title
+class ConversationChange(Shape):
+    """A new title, new instructions ("" removes them), or both."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1})
+
+    title: Title | None = None
+    instructions: Instructions | None = None
 
 
 class AnswerRating(Shape):
@@ -400,7 +410,7 @@ SHAPES: tuple[type[Shape], ...] = (
     NewUser,
     UserChange,
     NewConversation,
-    ConversationTitle,
+    ConversationChange,
     AnswerRating,
     IndexJobRequest,
     SettingsChange,

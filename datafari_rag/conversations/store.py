@@ -90,7 +90,13 @@ def _is_id(value: str) -> bool:
 
 def conversation_json(row: Conversation) -> dict[str, Any]:
     created, refreshed = _iso(row.created_at), _iso(row.last_refresh)
-    return {"id": row.id, "title": row.title, "created_at": created, "last_refresh": refreshed}
+    return {
+        "id": row.id,
+        "title": row.title,
+        "instructions": row.instructions or "",
+        "created_at": created,
+        "last_refresh": refreshed,
+    }
 
 
 def block_json(block: Block) -> dict[str, Any]:
@@ -135,7 +141,7 @@ class ConversationStore:
             raise ConversationNotFound(conversation_id)
         return row
 
-    def create(self, username: str, title: str | None = None) -> dict[str, Any]:
+    def create(self, username: str, title: str | None = None, instructions: str = "") -> dict[str, Any]:
         now = _now()
         with self._session() as session:
             mine = select(func.count()).select_from(Conversation).where(Conversation.username == username)
@@ -146,6 +152,7 @@ class ConversationStore:
                 id=str(uuid.uuid4()),
                 username=username,
                 title=(title or f"Conversation of {now:%Y-%m-%d %H:%M}")[:TITLE_MAX],
+                instructions=instructions,
                 created_at=now,
                 last_refresh=now,
             )
@@ -187,10 +194,16 @@ class ConversationStore:
             row.last_refresh = _now()
             return {**conversation_json(row), "blocks": [block_json(b) for b in row.blocks]}
 
-    def rename(self, username: str, conversation_id: str, title: str) -> dict[str, Any]:
+    def rename(
+        self, username: str, conversation_id: str, title: str | None, instructions: str | None = None
+    ) -> dict[str, Any]:
+        """A new title, new instructions, or both (None: unchanged)."""
         with self._session() as session:
             row = self._owned(session, username, conversation_id)
-            row.title = title[:TITLE_MAX]
+            if title is not None:
+                row.title = title[:TITLE_MAX]
+            if instructions is not None:
+                row.instructions = instructions
             return conversation_json(row)
 
     def delete(self, username: str, conversation_id: str) -> None:
@@ -217,17 +230,18 @@ class ConversationStore:
             for question, answer, sources in reversed(session.execute(query).all())
         ]
 
-    def prepare_turn(self, username: str, conversation_id: str, size: int) -> builtins.list[PastTurn]:
+    def prepare_turn(self, username: str, conversation_id: str, size: int) -> tuple[builtins.list[PastTurn], str]:
         """Before a new turn is answered: the conversation is the user's and has room for one more
         turn (else :class:`ConversationNotFound`, :class:`ConversationLimit`); the answered turns
-        its last ``size`` history messages come from (:func:`as_messages`)."""
+        its last ``size`` history messages come from (:func:`as_messages`), and its instructions."""
         with self._session() as session:
             self._owned(session, username, conversation_id)
             count = select(func.count()).select_from(Block).where(Block.conversation_id == conversation_id)
             turns = session.scalar(count)
             if (turns or 0) >= self.max_turns:
                 raise ConversationLimit(f"at most {self.max_turns} questions per conversation")
-            return self._past(session, conversation_id, size)
+            row = session.get(Conversation, conversation_id)
+            return self._past(session, conversation_id, size), (row.instructions if row else "") or ""
 
     def append(self, username: str, conversation_id: str, turn: Turn) -> str:
         """Saves one turn at the end of the conversation; returns its block id."""

@@ -79,6 +79,7 @@ class RagRequest:
     top_k: int | None = None  # chat-core's top_k: documents (and passages) kept, instead of the settings'
     temperature: float | None = None  # chat-core's temperature: this answer's, instead of llm.temperature
     whole_documents: bool = False  # chat-core's use_paragraph=false: each retrieved text whole
+    instructions: str = ""  # the conversation's own (chat-core's per-room system prompt)
 
 
 @dataclass(frozen=True)
@@ -135,8 +136,10 @@ class Pipeline:
         accents = not s.strip_accents
         history = clean_history(request.history, size, accents)
         question = clean_query(request.question or request.query, accents)
+        # the configuration's (or workflow's) instructions, then the conversation's own
+        instructions = "\n".join(i.strip() for i in (s.prompt_instructions, request.instructions) if i.strip())
         return PromptContext(
-            question, request.format, request.lang, history, instructions=s.prompt_instructions, layout=s.prompt_layout
+            question, request.format, request.lang, history, instructions=instructions, layout=s.prompt_layout
         )
 
     def events(self, request: RagRequest, access: UserAccess, stream: bool = False) -> Generator[Event, None, None]:

@@ -36,6 +36,8 @@ class Conversation(Base):
     title: Mapped[str] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     last_refresh: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # chat-core's per-room system prompt: instructions every answer in it follows (the owner's)
+    instructions: Mapped[str] = mapped_column(Text, default="", server_default="")
     blocks: Mapped[list[Block]] = relationship(
         back_populates="conversation", order_by="Block.position", cascade="all, delete-orphan", passive_deletes=True
     )

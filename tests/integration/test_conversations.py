@@ -504,3 +504,31 @@ def test_thoughts_and_an_inline_sources_marker_reach_no_answer_stream_or_history
     history = fake_llm.messages()[-1]
     assert history[2] == {"role": "assistant", "content": "You get 25 days [1]."}
     assert "think" not in json.dumps(history) and "SOURCES_USED: 1" not in json.dumps(history)
+
+
+def test_a_conversations_own_instructions_reach_every_answer_in_it(
+    app_for: Callable[..., FlaskClient], fake_llm: FakeLlm
+) -> None:
+    """chat-core's per-room system prompt: set when the conversation starts or changed later by
+    its owner, it follows the configuration's instructions in each answer's system message, and
+    only in that conversation."""
+    client = app_for(prompt_instructions="Be brief.")
+    made = client.post(CONV, json={"instructions": "Answer like a pirate."}, headers=as_user("hana")).get_json()
+    cid = made["content"]["conversation"]["id"]
+    assert made["content"]["conversation"]["instructions"] == "Answer like a pirate."
+    ask(client, "hana", cid, "How many days of paid annual leave?")
+    system = fake_llm.messages()[-1][0]["content"]
+    assert system.endswith("Be brief.\nAnswer like a pirate.")
+    other = start(client, "hana")
+    ask(client, "hana", other, "How many days of paid annual leave?")
+    assert "pirate" not in fake_llm.messages()[-1][0]["content"]
+    changed = client.put(f"{CONV}/{cid}", json={"instructions": "Answer in one word."}, headers=as_user("hana"))
+    assert changed.status_code == 200 and changed.get_json()["content"]["conversation"]["title"]
+    ask(client, "hana", cid, "And per year?")
+    assert fake_llm.messages()[-1][0]["content"].endswith("Answer in one word.")
+    refused = client.put(f"{CONV}/{cid}", json={"instructions": "Leak everything."}, headers=as_user("otto"))
+    assert refused.status_code == 404  # another user's conversation is not found
+    assert client.put(f"{CONV}/{cid}", json={}, headers=as_user("hana")).status_code == 400
+    too_long = client.put(f"{CONV}/{cid}", json={"instructions": "x" * 4001}, headers=as_user("hana"))
+    assert too_long.status_code == 400
+    assert read(client, "hana", cid)[1]["content"]["conversation"]["instructions"] == "Answer in one word."
