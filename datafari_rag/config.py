@@ -672,6 +672,14 @@ class Settings:
         "Relevant-segment extraction: a longer passage is cut to its best contiguous run of sentences "
         "(the most question words) of at most this many characters (0: off).",
     )
+    context_segment_method: str = _key(
+        QUALITY,
+        "context.segment.method",
+        "lexical",
+        "Relevant-segment extraction by: lexical (the run of sentences with the most question words) or llm "
+        "(RAG.NET's: the LLM copies the relevant part; lexical when its reply is not a part of the passage).",
+        choices=("lexical", "llm"),
+    )
     context_dedup: bool = _key(
         QUALITY, "context.dedup", False, "Drop passages repeating a better one (exact or near-duplicate)."
     )

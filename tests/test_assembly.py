@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from datafari_rag.agent.model import SentenceEmbedder
 from datafari_rag.config import ConfigError, Settings
+from datafari_rag.llm import ChatMessage, LlmError, Usage
 from datafari_rag.rag.assembly import (
     AssemblyParams,
     assemble,
     best_segment,
     capped_per_source,
     deduplicated,
+    llm_segment,
     semantic_deduplicated,
     token_counter,
     within_budget,
@@ -96,3 +100,49 @@ def test_semantic_deduplication_drops_paraphrases_the_word_counts_miss(embedder:
         raise RuntimeError("the embedding service failed")
 
     assert [x.url for x in assemble(found, "boiler", params, lambda f: f, down)] == ["a", "b", "c"]  # lexical
+
+
+class Copier:
+    """An LLM that answers the segment prompt with a fixed reply (or fails), recording prompts."""
+
+    def __init__(self, reply: str | None) -> None:
+        self.reply, self.asked = reply, 0
+
+    def generate(self, messages: list[ChatMessage], usage: Usage | None = None) -> str:
+        self.asked += 1
+        if self.reply is None:
+            raise LlmError("down")
+        return self.reply
+
+    def stream(self, messages: list[ChatMessage], usage: Usage | None = None) -> Iterator[str]:
+        yield self.generate(messages, usage)
+
+
+LONG = (
+    "The site has three buildings. Building A holds the offices. "
+    "The boiler in building B is serviced every March by an outside firm. "
+    "Building C is the warehouse, open from six to six."
+)
+
+
+@pytest.mark.parametrize(
+    ("reply", "kept"),
+    [
+        ("The boiler in building B is serviced every March by an outside firm.", "llm"),
+        ("The boiler is serviced each March.", "lexical"),  # a paraphrase is not a part of the passage
+        ("NONE", "lexical"),
+        (LONG, "lexical"),  # longer than asked
+        (None, "lexical"),  # the LLM failed
+    ],
+)
+def test_the_llm_segment_is_kept_only_when_it_is_a_part_of_the_passage(reply: str | None, kept: str) -> None:
+    """RAG.NET's relevant-segment extraction by the LLM, checked against the passage; the lexical
+    segment otherwise; a passage that fits is not sent to the LLM."""
+    llm = Copier(reply)
+    params = AssemblyParams.of(Settings(context_segment_max_chars=90, context_segment_method="llm"))
+    extract = partial(llm_segment, llm, Usage())
+    [found] = assemble([snip(LONG)], "When is the boiler serviced?", params, lambda f: f, None, extract)
+    lexical = best_segment(LONG, "When is the boiler serviced?", 90)
+    assert found.content == (reply if kept == "llm" else lexical) and llm.asked == 1
+    assemble([snip("Short.")], "When?", params, lambda f: f, None, extract)
+    assert llm.asked == 1

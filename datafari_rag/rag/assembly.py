@@ -22,6 +22,8 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from ..config import ConfigError, Settings
+from ..llm import LlmError, LlmService, Usage
+from ..prompts import PromptContext
 from ..retrieval import Snippet
 from ..text.tokens import wordpiece
 from .lexical import sentences, words
@@ -110,10 +112,33 @@ def best_segment(text: str, query: str, max_chars: int) -> str:
     return segment[:max_chars]
 
 
-def segments(found: list[Snippet], query: str, max_chars: int) -> list[Snippet]:
+Extract = Callable[[str, str, int], "str | None"]  # (text, question, max characters) -> its segment
+
+
+def segments(found: list[Snippet], query: str, max_chars: int, extract: Extract | None = None) -> list[Snippet]:
+    """Each passage longer than ``max_chars`` cut to its relevant segment: ``extract``'s (the
+    LLM's, RAG.NET's) when it gives one, else the lexical :func:`best_segment`."""
     if max_chars <= 0:
         return found
-    return [replace(x, content=best_segment(x.content, query, max_chars)) for x in found]
+    out = []
+    for x in found:
+        chosen = extract(x.content, query, max_chars) if extract is not None and len(x.content) > max_chars else None
+        out.append(replace(x, content=chosen or best_segment(x.content, query, max_chars)))
+    return out
+
+
+def llm_segment(llm: LlmService, usage: Usage | None, text: str, query: str, max_chars: int) -> str | None:
+    """The LLM's relevant segment of ``text``: the part of the passage it copies, found in the
+    passage (spacing aside) and not longer than ``max_chars``; None when it gives no such part
+    (NONE, a paraphrase, a failure), so that the lexical segment is used."""
+    prompt = PromptContext(query).prompt("segment", snippets=text, max_chars=max_chars)
+    try:
+        reply = " ".join(llm.generate(prompt.messages(), usage).split())
+    except LlmError:
+        return None
+    if not reply or reply.upper() == "NONE" or len(reply) > max_chars:
+        return None
+    return reply if reply in " ".join(text.split()) else None
 
 
 def within_budget(chunks: list[Snippet], max_tokens: int, count: Callable[[str], int]) -> list[Snippet]:
@@ -158,6 +183,7 @@ class AssemblyParams:
     dedup: bool  # context.dedup
     dedup_threshold: float  # context.dedup.threshold
     dedup_method: str  # context.dedup.method: lexical | embedding
+    segment_method: str  # context.segment.method: lexical | llm
     max_per_source: int  # context.maxChunksPerSource (0: no cap)
     max_tokens: int  # context.maxTokens (0: no budget)
     tokenizer: str  # context.tokenizer
@@ -172,6 +198,7 @@ class AssemblyParams:
             s.context_dedup,
             s.context_dedup_threshold,
             s.context_dedup_method,
+            s.context_segment_method,
             s.context_max_chunks_per_source,
             s.context_max_tokens,
             s.context_tokenizer,
@@ -184,6 +211,7 @@ def assemble(
     params: AssemblyParams,
     neighbours: Callable[[list[Snippet]], list[Snippet]],
     embed: Callable[[list[str]], list[list[float]]] | None = None,
+    extract: Extract | None = None,
 ) -> list[Snippet]:
     """Every step before chunking (the token budget comes after it: see :func:`within_budget`);
     ``embed``: the embedding service, for ``context.dedup.method=embedding``."""
@@ -191,7 +219,7 @@ def assemble(
     found = above_floor(found, p.min_score)
     if p.neighbours > 0:
         found = neighbours(found)
-    found = segments(found, query, p.segment_max_chars)
+    found = segments(found, query, p.segment_max_chars, extract if p.segment_method == "llm" else None)
     if p.dedup and p.dedup_method == "embedding" and embed is not None:
         try:
             found = semantic_deduplicated(found, p.dedup_threshold, embed)

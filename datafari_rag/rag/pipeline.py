@@ -36,7 +36,7 @@ from ..security import UserAccess
 from ..solr import SolrError
 from ..solr.collection import Collection
 from .agentic import AgentLimits, AgentRun
-from .assembly import AssemblyParams, assemble, token_counter, within_budget
+from .assembly import AssemblyParams, assemble, llm_segment, token_counter, within_budget
 from .chunking import chunk_snippets
 from .citations import MARKER, SourcesUsedFilter, citations, clean_answer, references
 from .confidence import confidence, is_abstention
@@ -206,7 +206,7 @@ class Pipeline:
                 steps: list[str] = []  # reasoning_steps: multihop's searches, reflect's checks, cot's steps
             else:
                 found, steps = yield from self._search(retrieval, question, queries, usage)
-            snippets = self._assembled(retrieval, found, question, request.whole_documents)
+            snippets = self._assembled(retrieval, found, question, request.whole_documents, usage)
             sent = sources(snippets)
             yield Event("sources.final", {"items": sent})
             numbers = {d["url"]: n for n, d in enumerate(sent, start=1)}  # what the answer cites them by
@@ -421,13 +421,19 @@ class Pipeline:
         return final.fallback
 
     def _assembled(
-        self, retrieval: RetrievalContext, found: list[Snippet], question: str, whole: bool = False
+        self,
+        retrieval: RetrievalContext,
+        found: list[Snippet],
+        question: str,
+        whole: bool = False,
+        usage: Usage | None = None,
     ) -> list[Snippet]:
         """Context assembly (:mod:`.assembly`), then the prompt chunks (none with ``whole``), then
         the token budget."""
         p = self.assembly_params
         neighbours = partial(with_neighbours, retrieval, width=p.neighbours)
-        assembled = assemble(found, question, p, neighbours, self.dedup_embed)
+        extract = partial(llm_segment, self.llm, usage)  # context.segment.method=llm
+        assembled = assemble(found, question, p, neighbours, self.dedup_embed, extract)
         chunks = [x for x in self._chunks(assembled, whole) if x.content]
         if p.max_tokens <= 0:
             return chunks
