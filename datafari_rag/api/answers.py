@@ -250,6 +250,8 @@ class UsageAnswer(TypedDict):
 class Conversation(TypedDict):
     id: str
     title: str
+    instructions: str  # its own system prompt (chat-core's per-room one); "" without
+    room_id: str | None  # the name its client gave it (chat-core's room_id), if any
     created_at: str
     last_refresh: str
 

@@ -207,8 +207,17 @@ def readable_history(turns: list[PastTurn], size: int) -> list[dict[str, str]]:
     return as_messages([t for t in turns if set(t.source_ids) <= readable], size)
 
 
+ROOM_MAX_CHARS = 200  # a client's own room name (the conversation's client_ref)
+
+
+class RoomRef(str):
+    """chat-core's ``room_id``: one of the user's conversations by its id, or the client's own name
+    for one (created at its first use, see ``ConversationStore.resolve_room``)."""
+
+
 def conversation_id(body: dict[str, Any], label: str) -> str | None:
-    """``conversationId`` (Datafari 7.0) or ``room_id`` (chat-core) of a request body, validated."""
+    """``conversationId`` (Datafari 7.0: an existing conversation) or ``room_id`` (chat-core: a
+    :class:`RoomRef`) of a request body, validated."""
     if "conversationId" in body and "room_id" in body:
         raise DatafariError(label, "Give 'conversationId' or 'room_id', not both.")
     value = body.get("conversationId", body.get("room_id"))
@@ -216,6 +225,10 @@ def conversation_id(body: dict[str, Any], label: str) -> str | None:
         return None
     if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID_CHARS:
         raise DatafariError(label, f"'conversationId' must be a string of at most {MAX_ID_CHARS} characters.")
+    if "room_id" in body:
+        if len(value) > ROOM_MAX_CHARS or not value.isprintable():
+            raise DatafariError(label, f"'room_id' must be printable and at most {ROOM_MAX_CHARS} characters.")
+        return RoomRef(value)
     return value
 
 
@@ -230,6 +243,10 @@ def bind_answer(
     username = current_access().username
     model = services.settings.llm_model or "default"
     recorder = None
+    if isinstance(cid, RoomRef):  # the client's own room name: the user's conversation of that name
+        down = DatafariError(technical_label, "The conversation store cannot be reached.")
+        store = store_call(services.store.conversations, unavailable=down)
+        cid = store_call(store.resolve_room, _owner(), str(cid), unavailable=down)
     if cid is not None:
         rag, recorder = _bind_turn(rag, cid, technical_label)
 

@@ -94,6 +94,7 @@ def conversation_json(row: Conversation) -> dict[str, Any]:
         "id": row.id,
         "title": row.title,
         "instructions": row.instructions or "",
+        "room_id": row.client_ref,
         "created_at": created,
         "last_refresh": refreshed,
     }
@@ -141,7 +142,9 @@ class ConversationStore:
             raise ConversationNotFound(conversation_id)
         return row
 
-    def create(self, username: str, title: str | None = None, instructions: str = "") -> dict[str, Any]:
+    def create(
+        self, username: str, title: str | None = None, instructions: str = "", client_ref: str | None = None
+    ) -> dict[str, Any]:
         now = _now()
         with self._session() as session:
             mine = select(func.count()).select_from(Conversation).where(Conversation.username == username)
@@ -153,11 +156,35 @@ class ConversationStore:
                 username=username,
                 title=(title or f"Conversation of {now:%Y-%m-%d %H:%M}")[:TITLE_MAX],
                 instructions=instructions,
+                client_ref=client_ref,
                 created_at=now,
                 last_refresh=now,
             )
             session.add(row)
             return conversation_json(row)
+
+    def resolve_room(self, username: str, ref: str) -> str:
+        """The id of the conversation chat-core's ``room_id`` names for ``username``: one of their
+        conversations by its id, else the one their client named ``ref`` — created at its first
+        use. Another user's id or name is never theirs: it names a conversation of their own."""
+        if _is_id(ref):
+            with self._session() as session:
+                row = session.get(Conversation, ref)
+                if row is not None and row.username == username:
+                    return row.id
+        for _ in range(2):  # two first uses at once: the second finds what the first created
+            with self._session() as session:
+                found = session.scalar(
+                    select(Conversation.id).where(Conversation.username == username, Conversation.client_ref == ref)
+                )
+            if found is not None:
+                return found
+            try:
+                return str(self.create(username, ref[:TITLE_MAX], client_ref=ref)["id"])
+            except StoreUnavailable as exc:
+                if not isinstance(exc.__cause__, IntegrityError):
+                    raise
+        raise StoreUnavailable("the room is created by too many requests at once")
 
     def list(self, username: str) -> list[dict[str, Any]]:
         """The user's conversations, the most recently used first."""

@@ -30,6 +30,7 @@ class Base(DeclarativeBase):
 
 class Conversation(Base):
     __tablename__ = "conversation"
+    __table_args__ = (UniqueConstraint("username", "client_ref", name="uq_conversation_client_ref"),)
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     username: Mapped[str] = mapped_column(String(255), index=True)
@@ -38,6 +39,8 @@ class Conversation(Base):
     last_refresh: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     # chat-core's per-room system prompt: instructions every answer in it follows (the owner's)
     instructions: Mapped[str] = mapped_column(Text, default="", server_default="")
+    # chat-core's room_id when the client chose it: the user's own name for the conversation
+    client_ref: Mapped[str | None] = mapped_column(String(200), nullable=True)
     blocks: Mapped[list[Block]] = relationship(
         back_populates="conversation", order_by="Block.position", cascade="all, delete-orphan", passive_deletes=True
     )

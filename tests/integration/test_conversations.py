@@ -532,3 +532,35 @@ def test_a_conversations_own_instructions_reach_every_answer_in_it(
     too_long = client.put(f"{CONV}/{cid}", json={"instructions": "x" * 4001}, headers=as_user("hana"))
     assert too_long.status_code == 400
     assert read(client, "hana", cid)[1]["content"]["conversation"]["instructions"] == "Answer in one word."
+
+
+def test_a_clients_own_room_id_names_a_conversation_of_that_user_only(
+    app_for: Callable[..., FlaskClient], fake_llm: FakeLlm
+) -> None:
+    """chat-core's room_id may be the client's own name: its first use creates the user's
+    conversation of that name, later uses add to it; another user's same name is another
+    conversation, and another user's conversation id names a new one of their own."""
+    client = app_for()
+    for user, question in (("hana", "How many days of paid annual leave?"), ("otto", "When is the pump inspected?")):
+        body = {"query": question, "room_id": "support-room-7"}
+        assert client.post(f"{API}/ai/rag", json=body, headers=as_user(user)).get_json()["status"] == "OK"
+    client.post(f"{API}/ai/rag", json={"query": "And per year?", "room_id": "support-room-7"}, headers=as_user("hana"))
+    rooms = {
+        user: [
+            c
+            for c in client.get(CONV, headers=as_user(user)).get_json()["content"]["conversations"]
+            if c["room_id"] == "support-room-7"
+        ]
+        for user in ("hana", "otto")
+    }
+    assert len(rooms["hana"]) == 1 and len(rooms["otto"]) == 1 and rooms["hana"][0]["id"] != rooms["otto"][0]["id"]
+    hanas = read(client, "hana", rooms["hana"][0]["id"])[1]["content"]["conversation"]["blocks"]
+    otto = read(client, "otto", rooms["otto"][0]["id"])[1]["content"]["conversation"]["blocks"]
+    assert [b["question"] for b in hanas] == ["How many days of paid annual leave?", "And per year?"]
+    assert [b["question"] for b in otto] == ["When is the pump inspected?"]
+    # hana's conversation id sent by otto as a room_id: a room of otto's own, hana's untouched
+    body = {"query": "When is the pump inspected?", "room_id": rooms["hana"][0]["id"]}
+    client.post(f"{API}/ai/rag", json=body, headers=as_user("otto"))
+    assert len(read(client, "hana", rooms["hana"][0]["id"])[1]["content"]["conversation"]["blocks"]) == 2
+    bad = client.post(f"{API}/ai/rag", json={"query": "x", "room_id": "bad\x00name"}, headers=as_user("otto"))
+    assert label(bad) == "ragBadRequest"
