@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import openai
+
 from .. import chunk_fields
 from ..agent.model import model_dir
 from ..config import Settings
@@ -26,7 +28,7 @@ from ..paths import CONFIGSETS, var_dir
 from ..security.authority import mapping_path
 from . import admin, model_store, security_json, user_properties
 from .client import SolrClient, SolrError
-from .model_store import desired_models
+from .model_store import desired_model, desired_models
 from .service_account import ensure as service_account
 
 # Fields whose definition changed in a way an existing index cannot take: name -> what it became.
@@ -46,6 +48,7 @@ class BootstrapReport:
     security: str = "not asked"  # what securing did (bootstrap secures unless --insecure)
     door: str = ""  # what the start-up check saw (security_json.check_door)
     leaders: dict[str, int] = field(default_factory=dict)  # collection -> nodes leading its shards
+    vector_field: str = ""  # solr.vector.field against the model's dimension (check_vector_field)
 
     def lines(self) -> list[str]:
         enabled = {k.split(":")[0]: v for k, v in self.properties.items() if k.endswith(":vector.enabled")}
@@ -58,6 +61,7 @@ class BootstrapReport:
             f"Solr authentication and authorization: {self.security}",
             f"Solr's door: {self.door}",
             "shard leaders: " + (", ".join(f"{c} on {n} node(s)" for c, n in self.leaders.items()) or "one shard each"),
+            f"vector field: {self.vector_field}",
         ]
 
 
@@ -90,6 +94,7 @@ def bootstrap(
             admin.create_collection(solr, collection, collection, shards, replicas, route)
             report.created.append(collection)
 
+    report.vector_field = check_vector_field(solr, settings)
     outcomes = [
         _ensure_model(solr, collection, settings)
         for collection in (settings.collection_vector, settings.collection_main)
@@ -105,6 +110,8 @@ def bootstrap(
         wanted = user_properties.security_wanted(settings, current)
         if collection == settings.collection_main:
             wanted |= user_properties.wanted(settings, current)
+        elif current.get("vector.field") != settings.vector_field:  # the field VectorMain's chain fills
+            wanted["vector.field"] = settings.vector_field
         user_properties.set_properties(solr, collection, wanted)
         report.properties |= {f"{collection}:{k}": v for k, v in wanted.items()}
     return report
@@ -137,6 +144,54 @@ def check_upgrade(solr: SolrClient, collection: str) -> None:
                 "(solr.collection.main, solr.collection.vector), run datafari-rag bootstrap, and index "
                 "the documents again."
             )
+
+
+def vector_fields(solr: SolrClient, collection: str) -> dict[str, int]:
+    """VectorMain's dense vector fields and their dimensions, from its live schema."""
+    types = {
+        t["name"]: int(t["vectorDimension"])
+        for t in solr.get(f"{collection}/schema/fieldtypes")["fieldTypes"]
+        if t.get("class") == "solr.DenseVectorField" and "vectorDimension" in t
+    }
+    fields = solr.get(f"{collection}/schema/fields")["fields"]
+    return {f["name"]: types[f["type"]] for f in fields if f.get("type") in types}
+
+
+def model_dimension(settings: Settings) -> int:
+    """The length of the vectors the configured embedding model gives (one text embedded)."""
+    params = desired_model(settings)["params"]
+    client = openai.OpenAI(
+        base_url=params["baseUrl"], api_key=params.get("apiKey") or "none", timeout=30, max_retries=1
+    )
+    reply = client.embeddings.create(model=params["modelName"], input=["dimension check"])
+    return len(reply.data[0].embedding)
+
+
+def check_vector_field(solr: SolrClient, settings: Settings) -> str:
+    """``solr.vector.field`` must be one of VectorMain's vector fields and hold the model's
+    dimension: a mismatch would make every chunk write fail (or every kNN search), so it stops
+    the bootstrap with the fields there are. An embedding service not reachable yet leaves the
+    dimension unchecked (said in the report), never the field."""
+    fields = vector_fields(solr, settings.collection_vector)
+    field_name = settings.vector_field
+    listed = ", ".join(f"{n} ({d})" for n, d in sorted(fields.items(), key=lambda x: x[1]))
+    if field_name not in fields:
+        raise SchemaProblem(
+            f"solr.vector.field={field_name}: {settings.collection_vector} has no such vector field; "
+            f"its vector fields are {listed}"
+        )
+    try:
+        dimension = model_dimension(settings)
+    except openai.OpenAIError as exc:
+        return f"{field_name} ({fields[field_name]}), the model's dimension not checked: {exc.__class__.__name__}"
+    if dimension != fields[field_name]:
+        fitting = [n for n, d in fields.items() if d == dimension]
+        hint = f"set solr.vector.field={fitting[0]}" if fitting else f"add a {dimension}-dimension vector field"
+        raise SchemaProblem(
+            f"the model {settings.embeddings_model_name} gives {dimension}-dimension vectors but "
+            f"solr.vector.field={field_name} holds {fields[field_name]}: {hint} (vector fields: {listed})"
+        )
+    return f"{field_name} ({dimension}), the model's dimension"
 
 
 def _ensure_model(solr: SolrClient, collection: str, settings: Settings) -> str:
