@@ -294,7 +294,20 @@ ChatCoreIsTest = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["is_test"])]
 ChatCoreUserId = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["user_id"])]
 
 
-class RagBody(Shape):
+class ChatCoreShape(Shape):
+    """chat-core's request fields, shared by the bodies that answer it (``api/chat_core.py``)."""
+
+    collection_name: ChatCoreCollectionName = None
+    metadata_filter_key: ChatCoreMetadataFilterKey = None
+    metadata_filter_values: ChatCoreMetadataFilterValues = None
+    top_k: ChatCoreTopK = None
+    temperature: ChatCoreTemperature = None
+    use_paragraph: ChatCoreUseParagraph = None
+    is_test: ChatCoreIsTest = None
+    user_id: ChatCoreUserId = None
+
+
+class RagBody(ChatCoreShape):
     # a missing query, history or search_type gets its parser's own sentence (validate_default)
     """The body of ``ai/rag`` and ``ai/stream`` (Datafari 6.1/6.2); other fields are ignored."""
 
@@ -309,14 +322,6 @@ class RagBody(Shape):
     search_type: SearchType = Field(default=None, validate_default=True)
     conversationId: ConversationRef = None
     room_id: ConversationRef = None
-    collection_name: ChatCoreCollectionName = None
-    metadata_filter_key: ChatCoreMetadataFilterKey = None
-    metadata_filter_values: ChatCoreMetadataFilterValues = None
-    top_k: ChatCoreTopK = None
-    temperature: ChatCoreTemperature = None
-    use_paragraph: ChatCoreUseParagraph = None
-    is_test: ChatCoreIsTest = None
-    user_id: ChatCoreUserId = None
 
 
 class WorkflowQuery(RagBody):
@@ -332,7 +337,7 @@ class SummarizeBody(Shape):
     lang: Lang = None
 
 
-class AiBody(Shape):
+class AiBody(ChatCoreShape):
     """Datafari 7.0's AiRequest (and the 6.x fields ``ai/stream`` shares); what each action needs
     is checked by ``api/ai.py``."""
 
@@ -352,14 +357,6 @@ class AiBody(Shape):
     room_id: ConversationRef = None
     search_type: Annotated[Any, WithJsonSchema({"enum": list(SEARCH_TYPES)})] = None
     memoryId: Annotated[Any, WithJsonSchema({"type": "string", "maxLength": 200})] = None
-    collection_name: ChatCoreCollectionName = None
-    metadata_filter_key: ChatCoreMetadataFilterKey = None
-    metadata_filter_values: ChatCoreMetadataFilterValues = None
-    top_k: ChatCoreTopK = None
-    temperature: ChatCoreTemperature = None
-    use_paragraph: ChatCoreUseParagraph = None
-    is_test: ChatCoreIsTest = None
-    user_id: ChatCoreUserId = None
 
 
 class WorkflowBody(Shape):

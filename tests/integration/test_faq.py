@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +18,7 @@ from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import bootstrap
 from datafari_rag.testing.acl_harness import EVERY_TOKEN, POOL, layers_off, random_acl, reference_allows
 from datafari_rag.testing.fake_llm import FakeLlm
+from tests.integration.conftest import mapped_users
 
 API = "/Datafari/rest/v2.0"
 ENTRIES = [
@@ -67,16 +67,9 @@ class World:
 
 @pytest.fixture(scope="module")
 def world(solr: SolrClient, settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> tuple[Settings, World]:
-    folder: Path = tmp_path_factory.mktemp("faq")
     w = World(random.Random(7))
     users = {u: sorted(t) for u, t in w.users.items()} | {EVERY_TOKEN: sorted(POOL), "admin": sorted(POOL)}
-    (folder / "mapping.json").write_text(json.dumps({"users": users}))
-    mine = settings.replace(
-        collection_main="faq_FileShare",
-        collection_vector="faq_VectorMain",
-        mapping_file=str(folder / "mapping.json"),
-        trusted_header="X-Remote-User",
-        trusted_proxies="127.0.0.1",
+    mine = mapped_users(settings, tmp_path_factory.mktemp("faq"), "faq", users).replace(
         retrieval_method="bm25",
         faq_enabled=True,
     )
