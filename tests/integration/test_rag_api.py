@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -614,9 +613,12 @@ def test_an_answers_llm_calls_share_one_deadline(client_for: Callable[..., Flask
     deadline)."""
     fake_llm.reset(delay=2.0)
     client = client_for(retrieval_method="bm25", rewriting_bm25=True, llm_deadline=3, llm_max_retries=0)
-    began = time.monotonic()
     out = rag(client, query="How many days of paid annual leave?")
-    took = time.monotonic() - began
     assert len(fake_llm.calls) == 2  # the rewriting, then the answer
+    # each call alone fits in 3 s: the answer's call failed because the rewriting had used 2 of
+    # the answer's 3 s — the deadline is shared (structural; the time itself is bench/health.py's
+    # and the pipeline benchmark's to measure, not a test's)
     assert out["status"] == "ERROR" and out["content"]["error"]["label"] == "ragTechnicalError", out
-    assert took < 3.5, took
+    fake_llm.reset(delay=2.0)
+    control = client_for(retrieval_method="bm25", rewriting_bm25=True, llm_deadline=5, llm_max_retries=0)
+    assert rag(control, query="How many days of paid annual leave?")["status"] == "OK"  # both calls fit in 5 s
