@@ -262,13 +262,12 @@ class ConversationStore:
         turn (else :class:`ConversationNotFound`, :class:`ConversationLimit`); the answered turns
         its last ``size`` history messages come from (:func:`as_messages`), and its instructions."""
         with self._session() as session:
-            self._owned(session, username, conversation_id)
+            row = self._owned(session, username, conversation_id)
             count = select(func.count()).select_from(Block).where(Block.conversation_id == conversation_id)
             turns = session.scalar(count)
             if (turns or 0) >= self.max_turns:
                 raise ConversationLimit(f"at most {self.max_turns} questions per conversation")
-            row = session.get(Conversation, conversation_id)
-            return self._past(session, conversation_id, size), (row.instructions if row else "") or ""
+            return self._past(session, conversation_id, size), row.instructions or ""
 
     def append(self, username: str, conversation_id: str, turn: Turn) -> str:
         """Saves one turn at the end of the conversation; returns its block id."""

@@ -55,21 +55,26 @@ class Faq:
         with self._lock:
             return [self._vectors[t] for t in texts]
 
-    def entries(self, access: UserAccess) -> list[dict[str, str]]:
-        """The FAQ entries ``access`` may read (the secured search filters them)."""
+    def _read(self, access: UserAccess, fields: str, rows: int, also: str | None = None) -> list[dict[str, object]]:
+        """FAQ entries ``access`` may read (the secured search filters them)."""
         params = [
             ("q", "*:*"),
             ("defType", "lucene"),
-            ("fq", term_query("type_category", self.category)),
-            ("fl", "id,title,url,exactContent"),
-            ("rows", MAX_ENTRIES),
+            ("fq", term_query("type_category", self.category, also)),
+            ("fl", fields),
+            ("rows", rows),
         ]
-        docs = self.main.search("select", params, access)["response"]["docs"]
+        return list(self.main.search("select", params, access)["response"]["docs"])
+
+    def entries(self, access: UserAccess) -> list[dict[str, str]]:
+        """The questions of the FAQ entries ``access`` may read (their answers are read only for
+        the entry that answers)."""
+        docs = self._read(access, "id,title,url", MAX_ENTRIES)
         out = []
         for doc in docs:
-            title, text = _first(doc.get("title")), _first(doc.get("exactContent"))
-            if title.strip() and text.strip():
-                out.append({"id": doc["id"], "title": title, "url": doc.get("url") or doc["id"], "answer": text})
+            title = _first(doc.get("title"))
+            if title.strip():
+                out.append({"id": str(doc["id"]), "title": title, "url": _first(doc.get("url")) or str(doc["id"])})
         return out
 
     def answer(self, question: str, access: UserAccess) -> FaqHit | None:
@@ -83,7 +88,11 @@ class Faq:
         if scores[best] < self.threshold:
             return None
         e = entries[best]
-        return FaqHit(e["id"], e["title"], e["answer"].strip(), e["url"], float(scores[best]))
+        found = self._read(access, "exactContent", 1, term_query("id", e["id"]))
+        answer = _first(found[0].get("exactContent")).strip() if found else ""
+        if not answer:  # gone, or emptied, since the questions were read
+            return None
+        return FaqHit(e["id"], e["title"], answer, e["url"], float(scores[best]))
 
 
 def _first(value: object) -> str:
