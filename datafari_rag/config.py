@@ -491,6 +491,15 @@ class Settings:
     max_request_size: int = _key(
         RAG, "prompt.max.request.size", 40000, "Size limit of one whole LLM prompt, in characters.", minimum=1000
     )
+    prompt_cleaning: str = _key(
+        RAG,
+        "prompt.cleaning",
+        "strict",
+        "How the question and the documents' text are cleaned before they enter a prompt: strict (the "
+        "product's: markup neutralised, accents kept) or datafari (Datafari 6.2's sanitizeInput and "
+        "cleanContext, rule for rule; documents keep < and >).",
+        choices=("strict", "datafari"),
+    )
     strip_accents: bool = _key(
         RAG,
         "prompt.stripAccents",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datafari_rag.rag.hygiene import QUERY_MAX_CHARS, clean_history, clean_query, clean_snippet
+from datafari_rag.rag.hygiene import QUERY_MAX_CHARS, Hygiene, clean_history, clean_query, clean_snippet
 
 
 def test_the_query_keeps_words_of_every_language_and_loses_syntax_and_controls() -> None:
@@ -39,3 +39,14 @@ def test_accents_are_stripped_only_when_asked() -> None:
     assert clean_snippet("Ελληνικά", accents=False) == "Ελληνικα"  # other scripts keep their letters
     kept = clean_history([{"role": "user", "content": "déjà vu"}], 2, accents=False)
     assert kept == [{"role": "user", "content": "deja vu"}]
+
+
+def test_datafari_rules_are_62s_sanitize_input_and_clean_context() -> None:
+    datafari = Hygiene("datafari")
+    query = "  Café + bar && x || {y} [z] ^a ~b *c \\d <e> =f #g\nh  "
+    assert datafari.query(query) == "Cafe bar x y z a b c d e f g h"
+    assert datafari.query("a" * 2000) == "a" * QUERY_MAX_CHARS
+    assert datafari.snippet("a\\b\nc\r\td\b'''e######\"f\" <x>") == "a/b\\nc  de`f` <x>"
+    strict = Hygiene()
+    assert strict.query("Café + x") == "Café + x" and strict.snippet("<x>") == "‹x›"
+    assert Hygiene("datafari", accents=False).snippet("é") == "e"

@@ -41,7 +41,7 @@ from .chunking import chunk_snippets
 from .citations import MARKER, SourcesUsedFilter, citations, clean_answer, references
 from .confidence import confidence, is_abstention
 from .faq import Faq, FaqHit
-from .hygiene import clean_history, clean_query, clean_snippet
+from .hygiene import Hygiene
 from .mcp_tools import ExternalTools
 from .packing import Item, PromptTooLarge
 from .query_enhancement import enhance
@@ -133,9 +133,9 @@ class Pipeline:
     def prompt_context(self, request: RagRequest) -> PromptContext:
         s = self.settings
         size = s.chat_history_size if s.chat_memory_enabled else 0
-        accents = not s.strip_accents
-        history = clean_history(request.history, size, accents)
-        question = clean_query(request.question or request.query, accents)
+        hygiene = self.query_params.hygiene
+        history = hygiene.history(request.history, size)
+        question = hygiene.query(request.question or request.query)
         # the configuration's (or workflow's) instructions, then the conversation's own
         instructions = "\n".join(i.strip() for i in (s.prompt_instructions, request.instructions) if i.strip())
         return PromptContext(
@@ -280,7 +280,7 @@ class Pipeline:
         sources: list[dict[str, Any]] = []
         try:
             if request.mode == "gpt":
-                history = clean_history(request.history, s.chat_history_size, not s.strip_accents)
+                history = self.query_params.hygiene.history(request.history, s.chat_history_size)
                 yield Event("sources.final", {"items": []})
                 yield Event("phase", {"name": "rag:response generation"})
                 chat = replace(ctx, history=history, reasoning=False).prompt("chat")
@@ -444,7 +444,7 @@ class Pipeline:
         ``chunking.enable`` is false or the request wants texts ``whole`` (then packing cuts only a
         text too large for a prompt alone)."""
         s = self.settings
-        cleaned = [_cleaned(x, not s.strip_accents) for x in found]
+        cleaned = [_cleaned(x, self.query_params.hygiene) for x in found]
         return chunk_snippets(cleaned, s.chunk_size) if s.chunking_enabled and not whole else cleaned
 
     def answer(self, request: RagRequest, access: UserAccess, wrap: Wrap | None = None) -> RagAnswer:
@@ -535,8 +535,8 @@ def _check_step(number: int, check: Check) -> str:
     return verdict + (f" (not supported: {unsupported})" if unsupported else "")
 
 
-def _cleaned(x: Snippet, accents: bool) -> Snippet:
-    return replace(x, title=clean_snippet(x.title, accents), content=clean_snippet(x.content, accents))
+def _cleaned(x: Snippet, hygiene: Hygiene) -> Snippet:
+    return replace(x, title=hygiene.snippet(x.title), content=hygiene.snippet(x.content))
 
 
 def _shower(title: str, number: int | None = None) -> Any:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ..config import Settings
 from ..registry import returns_documents
+from .hygiene import Hygiene
 
 
 @dataclass(frozen=True)
@@ -14,7 +15,7 @@ class QueryParams:
     documents: bool  # the retrieval mode returns whole documents (bm25): its rewriting prompt, no kNN
     rewrite: bool  # chat.query.rewriting.enabled.<bm25|vector>, the one of the retrieval mode
     sub_queries: int  # chat.query.rewriting.subQueries (0: off)
-    accents: bool  # keep accents (not rag.stripAccents)
+    hygiene: Hygiene  # prompt.cleaning, prompt.stripAccents
     history_size: int  # chat.memory.size
     multi_query: int  # query.multiQuery.count (0: off)
     multi_query_min_votes: int  # query.multiQuery.minVotes
@@ -29,7 +30,7 @@ class QueryParams:
             documents=documents,
             rewrite=settings.rewriting_bm25 if documents else settings.rewriting_vector,
             sub_queries=settings.sub_queries,
-            accents=not settings.strip_accents,
+            hygiene=Hygiene.of(settings),
             history_size=settings.chat_history_size,
             multi_query=settings.query_multi_query,
             multi_query_min_votes=settings.query_multi_query_min_votes,

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..llm import LlmError, LlmService, Usage
 from ..prompts import PromptContext
-from .hygiene import clean_history, clean_query
+from .hygiene import clean_query
 from .query_params import QueryParams
 
 
@@ -25,10 +25,9 @@ def search_query(
     """The query rewritten when the retrieval mode's key is on (a conversation is not needed)."""
     if not params.rewrite:
         return query
-    accents = params.accents
-    recent = clean_history(history, max(params.history_size, 1), accents)
+    recent = params.hygiene.history(history, max(params.history_size, 1))
     template = "rewrite_bm25" if params.documents else "rewrite_vector"
-    prompt = PromptContext(clean_query(query, accents), history=recent).prompt(template)
+    prompt = PromptContext(params.hygiene.query(query), history=recent).prompt(template)
     try:
         rewritten = clean_query(llm.generate(prompt.messages(), usage))
     except LlmError:
@@ -77,9 +76,8 @@ def sub_queries(
     llm: LlmService, params: QueryParams, query: str, history: list[dict[str, str]], usage: Usage | None = None
 ) -> list[str] | None:
     """Up to ``chat.query.rewriting.subQueries`` standalone queries, or None (then the message is kept)."""
-    accents = params.accents
-    recent = clean_history(history, SUB_QUERY_HISTORY, accents)
-    ctx = PromptContext(clean_query(query, accents), history=recent)
+    recent = params.hygiene.history(history, SUB_QUERY_HISTORY)
+    ctx = PromptContext(params.hygiene.query(query), history=recent)
     prompt = ctx.prompt("subqueries", max_queries=params.sub_queries)
     try:
         reply = llm.generate(prompt.messages(), usage)

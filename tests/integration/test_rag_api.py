@@ -622,3 +622,25 @@ def test_an_answers_llm_calls_share_one_deadline(client_for: Callable[..., Flask
     fake_llm.reset(delay=2.0)
     control = client_for(retrieval_method="bm25", rewriting_bm25=True, llm_deadline=5, llm_max_retries=0)
     assert rag(control, query="How many days of paid annual leave?")["status"] == "OK"  # both calls fit in 5 s
+
+
+def test_prompt_cleaning_datafari_applies_62s_own_rules(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm, solr: SolrClient, settings: Settings
+) -> None:
+    doc_id = "file://share/it/zanzibar.txt"
+    text = "Zanzibar backups live in C:\\backup\\zanzibar.\n'''Keep''' ######them \"safe\" <b>daily</b>."
+    doc = {"id": doc_id, "title": "Zanzibar backups", "url": doc_id, "exactContent": text}
+    solr.post(f"{settings.collection_main}/update", json=[doc], params={"commit": "true"})
+    try:
+        query = "Où sont les sauvegardes zanzibar + && = # {x}?"
+        rag(client_for(retrieval_method="bm25", prompt_cleaning="datafari"), query=query)
+        [prompt] = fake_llm.prompts()
+        assert "Question: Ou sont les sauvegardes zanzibar x ?" in prompt  # sanitizeInput
+        assert "C:/backup/zanzibar.\\nKeep them `safe` <b>daily</b>." in prompt  # cleanContext
+        fake_llm.reset()
+        rag(client_for(retrieval_method="bm25"), query=query)  # strict, the default
+        [prompt] = fake_llm.prompts()
+        assert "Question: Où sont les sauvegardes zanzibar + && = # x ?" in prompt
+        assert "<b>" not in prompt.split("Documents:")[1] and "‹b›daily‹/b›" in prompt
+    finally:
+        solr.post(f"{settings.collection_main}/update", json={"delete": {"id": doc_id}}, params={"commit": "true"})
