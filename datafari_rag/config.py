@@ -621,6 +621,14 @@ class Settings:
         "",
         "Instructions added to the system message of every answer prompt (a workflow's prompt; empty: none).",
     )
+    prompt_templates: str = _key(
+        QUALITY,
+        "prompt.templates",
+        "",
+        'Answer prompts replaced, as JSON: {"refine_initial": "<jinja2 text>"}; text without blocks replaces '
+        "the instructions, {% block user %} the rest (a workflow's prompts; empty: the packaged ones). See "
+        "docs/strategies.md.",
+    )
     retrieval_filters: str = _key(
         QUALITY,
         "retrieval.filters",

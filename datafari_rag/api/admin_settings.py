@@ -18,6 +18,7 @@ from flask import Blueprint, Response
 from ..config import KEYS, ConfigError, Settings, secret_key
 from ..errors import DatafariError
 from ..live import live_key, with_overrides
+from ..prompts.overrides import TemplateError, parsed_templates
 from ..retrieval.rerank import build_reranker
 from .answers import SettingsAnswer
 from .context import get_services, live
@@ -135,7 +136,8 @@ def save_settings() -> tuple[Response, int]:
     try:
         settings = with_overrides(runtime.base, kept)
         build_reranker(settings, services.llm)  # what could not be built would be refused at each start
-    except ConfigError as exc:
+        parsed_templates(settings.prompt_templates, "prompt.templates")
+    except (ConfigError, TemplateError) as exc:
         raise DatafariError("settingsBadRequest", str(exc)) from None
     store_call(store.save, changes, admin)
     runtime.changed()

@@ -251,6 +251,7 @@ class Conversation(TypedDict):
     id: str
     title: str
     instructions: str  # its own system prompt (chat-core's per-room one); "" without
+    prompts: dict[str, str]  # its own prompt templates (chat-core's per-room prompts); {} without
     room_id: str | None  # the name its client gave it (chat-core's room_id), if any
     created_at: str
     last_refresh: str

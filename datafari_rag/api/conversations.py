@@ -95,7 +95,7 @@ def list_conversations() -> tuple[Response, int]:
 def create_conversation() -> tuple[Response, int]:
     owner = _owner()
     body = read(NewConversation, "conversationBadRequest")
-    created = store_call(_store().create, owner, _tidy(body.title), body.instructions.strip())
+    created = store_call(_store().create, owner, _tidy(body.title), body.instructions.strip(), None, body.prompts)
     return _ok({"conversation": created}, 201)
 
 
@@ -119,17 +119,17 @@ def read_conversation(conversation_id: str) -> tuple[Response, int]:
 
 @bp.route("/conversations/<conversation_id>", methods=["PATCH", "PUT"])
 @endpoint(
-    "Rename one of my conversations, or change its instructions (its own system prompt)",
+    "Rename one of my conversations, or change its instructions (its own system prompt) or prompts",
     {200: THE_CONVERSATION, **refusals(400, 401, 403, 404, 413, 415, 503)},
     ConversationChange,
 )
 def rename_conversation(conversation_id: str) -> tuple[Response, int]:
     owner = _owner()
     body = read(ConversationChange, "conversationBadRequest")
-    if body.title is None and body.instructions is None:
-        raise DatafariError("conversationBadRequest", "Give 'title', 'instructions' or both.")
+    if body.title is None and body.instructions is None and body.prompts is None:
+        raise DatafariError("conversationBadRequest", "Give 'title', 'instructions', 'prompts' or several.")
     instructions = None if body.instructions is None else body.instructions.strip()
-    changed = store_call(_store().rename, owner, conversation_id, _tidy(body.title), instructions)
+    changed = store_call(_store().rename, owner, conversation_id, _tidy(body.title), instructions, body.prompts)
     return _ok({"conversation": changed})
 
 
@@ -270,9 +270,9 @@ def _bind_turn(rag: RagRequest, cid: str, technical_label: str) -> tuple[RagRequ
     down = DatafariError(technical_label, "The conversation store cannot be reached.")
     store = store_call(services.store.conversations, unavailable=down)
     size = services.settings.chat_history_size
-    past, instructions = store_call(store.prepare_turn, owner, cid, size, unavailable=down)
+    past, own = store_call(store.prepare_turn, owner, cid, size, unavailable=down)
     question = rag.question or rag.query
     recorder = TurnRecorder(store, owner, cid, question, search_type=rag.mode, technical_label=technical_label)
     if not rag.history:
         rag = replace(rag, history=readable_history(past, size))
-    return replace(rag, instructions=instructions), recorder
+    return replace(rag, instructions=own.instructions, prompts=own.templates), recorder

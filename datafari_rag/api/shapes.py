@@ -15,6 +15,7 @@ from ..config import Settings
 from ..errors import DatafariError
 from ..filters import FIELDS as FILTER_FIELDS
 from ..prompts import FORMATS, LANGUAGES
+from ..prompts.overrides import MAX_TEMPLATE_CHARS, OVERRIDABLE, TemplateError, checked_templates
 from ..rag.pipeline import RagRequest
 from ..registry import RETRIEVAL_MODES, STRATEGIES
 from .body import json_object
@@ -71,18 +72,43 @@ Title = Annotated[str, Field(min_length=1, max_length=200, pattern=r"\S")]  # no
 Instructions = Annotated[str, Field(max_length=4000)]
 
 
+def _prompts(value: Any) -> dict[str, str] | None:
+    if value is None:
+        return None
+    try:
+        return checked_templates(value, "'prompts'")
+    except TemplateError as exc:
+        raise DatafariError("conversationBadRequest", str(exc)) from None
+
+
+PROMPTS_SCHEMA = {
+    "type": "object",
+    "propertyNames": {"enum": list(OVERRIDABLE)},
+    "additionalProperties": {"type": "string", "minLength": 1, "maxLength": MAX_TEMPLATE_CHARS},
+    "description": "prompt name: jinja2 text (without blocks: the instructions)",
+}
+# chat-core's per-room prompts: answer prompts replaced for one conversation (prompts/overrides.py)
+RoomTemplates = Annotated[
+    Any,
+    BeforeValidator(_prompts),
+    WithJsonSchema(PROMPTS_SCHEMA),
+]
+
+
 class NewConversation(Shape):
     title: Title | None = None
     instructions: Instructions = ""
+    prompts: RoomTemplates = None
 
 
 class ConversationChange(Shape):
-    """A new title, new instructions ("" removes them), or both."""
+    """A new title, new instructions ("" removes them), new prompts ({} removes them), or several."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1})
 
     title: Title | None = None
     instructions: Instructions | None = None
+    prompts: RoomTemplates = None
 
 
 class AnswerRating(Shape):
@@ -374,6 +400,7 @@ class WorkflowBody(Shape):
     strategy: Annotated[Any, WithJsonSchema({"enum": list(STRATEGIES.names), "description": STRATEGIES.help()})] = None
     parentChild: Annotated[Any, WithJsonSchema({"type": "boolean"})] = None
     instructions: Annotated[Any, WithJsonSchema({"type": "string", "maxLength": 4000})] = None
+    prompts: Annotated[Any, WithJsonSchema(PROMPTS_SCHEMA)] = None
     chunker: Annotated[Any, WithJsonSchema({"type": "object"})] = None
     queryEnhancers: Annotated[Any, WithJsonSchema({"type": "array", "items": {"type": "object"}})] = None
     filters: Filters = None

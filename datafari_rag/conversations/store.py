@@ -8,6 +8,7 @@ so a failure never leaves half of it. Any database failure is :class:`StoreUnava
 from __future__ import annotations
 
 import builtins
+import json
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -63,6 +64,14 @@ class PastTurn:
     source_ids: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class RoomPrompts:
+    """What a conversation's owner set for its answers (chat-core's per-room system prompt and prompts)."""
+
+    instructions: str = ""
+    templates: dict[str, str] = field(default_factory=dict)  # prompt name: jinja2 text
+
+
 def as_messages(turns: list[PastTurn], size: int) -> list[dict[str, str]]:
     """The last ``size`` chat messages of these turns."""
     messages: list[dict[str, str]] = []
@@ -94,6 +103,7 @@ def conversation_json(row: Conversation) -> dict[str, Any]:
         "id": row.id,
         "title": row.title,
         "instructions": row.instructions or "",
+        "prompts": json.loads(row.prompts or "{}"),
         "room_id": row.client_ref,
         "created_at": created,
         "last_refresh": refreshed,
@@ -143,7 +153,12 @@ class ConversationStore:
         return row
 
     def create(
-        self, username: str, title: str | None = None, instructions: str = "", client_ref: str | None = None
+        self,
+        username: str,
+        title: str | None = None,
+        instructions: str = "",
+        client_ref: str | None = None,
+        prompts: dict[str, str] | None = None,
     ) -> dict[str, Any]:
         now = _now()
         with self._session() as session:
@@ -156,6 +171,7 @@ class ConversationStore:
                 username=username,
                 title=(title or f"Conversation of {now:%Y-%m-%d %H:%M}")[:TITLE_MAX],
                 instructions=instructions,
+                prompts=json.dumps(prompts or {}, ensure_ascii=False),
                 client_ref=client_ref,
                 created_at=now,
                 last_refresh=now,
@@ -222,15 +238,22 @@ class ConversationStore:
             return {**conversation_json(row), "blocks": [block_json(b) for b in row.blocks]}
 
     def rename(
-        self, username: str, conversation_id: str, title: str | None, instructions: str | None = None
+        self,
+        username: str,
+        conversation_id: str,
+        title: str | None,
+        instructions: str | None = None,
+        prompts: dict[str, str] | None = None,
     ) -> dict[str, Any]:
-        """A new title, new instructions, or both (None: unchanged)."""
+        """A new title, new instructions, new prompt templates ({}: none), or some of them (None: unchanged)."""
         with self._session() as session:
             row = self._owned(session, username, conversation_id)
             if title is not None:
                 row.title = title[:TITLE_MAX]
             if instructions is not None:
                 row.instructions = instructions
+            if prompts is not None:
+                row.prompts = json.dumps(prompts, ensure_ascii=False)
             return conversation_json(row)
 
     def delete(self, username: str, conversation_id: str) -> None:
@@ -257,17 +280,20 @@ class ConversationStore:
             for question, answer, sources in reversed(session.execute(query).all())
         ]
 
-    def prepare_turn(self, username: str, conversation_id: str, size: int) -> tuple[builtins.list[PastTurn], str]:
+    def prepare_turn(
+        self, username: str, conversation_id: str, size: int
+    ) -> tuple[builtins.list[PastTurn], RoomPrompts]:
         """Before a new turn is answered: the conversation is the user's and has room for one more
         turn (else :class:`ConversationNotFound`, :class:`ConversationLimit`); the answered turns
-        its last ``size`` history messages come from (:func:`as_messages`), and its instructions."""
+        its last ``size`` history messages come from (:func:`as_messages`), and its own prompts."""
         with self._session() as session:
             row = self._owned(session, username, conversation_id)
             count = select(func.count()).select_from(Block).where(Block.conversation_id == conversation_id)
             turns = session.scalar(count)
             if (turns or 0) >= self.max_turns:
                 raise ConversationLimit(f"at most {self.max_turns} questions per conversation")
-            return self._past(session, conversation_id, size), row.instructions or ""
+            own = RoomPrompts(row.instructions or "", json.loads(row.prompts or "{}"))
+            return self._past(session, conversation_id, size), own
 
     def append(self, username: str, conversation_id: str, turn: Turn) -> str:
         """Saves one turn at the end of the conversation; returns its block id."""

@@ -9,6 +9,7 @@ the conversation is what they rewrite, so it is a transcript inside their user m
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -17,6 +18,7 @@ import pycountry
 
 from ..llm import ChatMessage
 from ..llm.service import QUESTION_INTRO
+from .overrides import template_of
 
 # The sentence the LLM must answer with when the documents do not hold the answer, in the answer's
 # language (a chat UI shows it as it is); other languages get the English one.
@@ -100,12 +102,16 @@ def render(name: str, **variables: object) -> str:
     return environment().get_template(f"{name}.j2").render(**variables).strip() + "\n"
 
 
-def render_blocks(name: str, **variables: object) -> tuple[str, str]:
-    """The ``system`` and ``user`` blocks of a template, rendered with the same variables."""
-    template = environment().get_template(f"{name}.j2")
-    context = template.new_context(dict(variables))
-    system, user = ("".join(template.blocks[b](context)).strip() for b in ("system", "user"))
-    return system, user
+def render_blocks(name: str, overrides: Mapping[str, str] | None = None, **variables: object) -> tuple[str, str]:
+    """The ``system`` and ``user`` blocks of a template (or of its override, see overrides.py),
+    rendered with the same variables."""
+    packaged = environment().get_template(f"{name}.j2")
+    override = template_of(name, overrides or {})
+    rendered = []
+    for block in ("system", "user"):
+        template = override if override is not None and block in override.blocks else packaged
+        rendered.append("".join(template.blocks[block](template.new_context(dict(variables)))).strip())
+    return rendered[0], rendered[1]
 
 
 def chat_turn(message: dict[str, str]) -> ChatMessage:
@@ -147,6 +153,7 @@ class PromptContext:
     reasoning: bool = False  # rag.strategy=cot: the steps first, then the answer
     instructions: str = ""  # prompt.instructions: an administrator's or a workflow's, after the product's
     layout: str = "one-message"  # prompt.layout
+    templates: Mapping[str, str] = field(default_factory=dict)  # overrides: prompt.templates, then the room's
 
     @property
     def reasoning_instruction(self) -> str:
@@ -175,6 +182,7 @@ class PromptContext:
         transcript = template in TRANSCRIPT_TEMPLATES
         system, user = render_blocks(
             template,
+            self.templates,
             query=self.query,
             snippets=snippets,
             previous_answer=previous_answer,

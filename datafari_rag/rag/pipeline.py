@@ -13,13 +13,13 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from itertools import chain
 from typing import Any
 
-from ..config import Settings
+from ..config import ConfigError, Settings
 from ..errors import DatafariError
 from ..filters import NO_FILTER, SourceFilter
 from ..llm import LlmError, LlmService, Usage
@@ -27,6 +27,7 @@ from ..llm.deadline import answer_within, in_own_context
 from ..llm.sampling import sampled_at
 from ..logs import QUESTIONS
 from ..prompts import PromptContext, snippet_text
+from ..prompts.overrides import TemplateError, parsed_templates
 from ..retrieval import RetrievalContext, Snippet, retrieve_all, retrieve_document
 from ..retrieval.cache import SemanticCache
 from ..retrieval.neighbours import with_neighbours
@@ -80,6 +81,7 @@ class RagRequest:
     temperature: float | None = None  # chat-core's temperature: this answer's, instead of llm.temperature
     whole_documents: bool = False  # chat-core's use_paragraph=false: each retrieved text whole
     instructions: str = ""  # the conversation's own (chat-core's per-room system prompt)
+    prompts: Mapping[str, str] = field(default_factory=dict)  # the conversation's own prompt templates
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,7 @@ class Pipeline:
     query_params: QueryParams = field(init=False)  # what rewriting and query enhancement read, once
     assembly_params: AssemblyParams = field(init=False)  # what context assembly reads, once
     agent_limits: AgentLimits = field(init=False)  # agentic mode's limits, once
+    templates: Mapping[str, str] = field(init=False)  # prompt.templates, checked once
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "retrieval_params", RetrievalParams.of(self.settings))
@@ -129,6 +132,11 @@ class Pipeline:
         object.__setattr__(self, "query_params", QueryParams.of(self.settings))
         object.__setattr__(self, "assembly_params", AssemblyParams.of(self.settings))
         object.__setattr__(self, "agent_limits", AgentLimits.of(self.settings))
+        try:
+            templates = parsed_templates(self.settings.prompt_templates, "prompt.templates")
+        except TemplateError as exc:
+            raise ConfigError(str(exc)) from None
+        object.__setattr__(self, "templates", templates)
 
     def prompt_context(self, request: RagRequest) -> PromptContext:
         s = self.settings
@@ -139,7 +147,13 @@ class Pipeline:
         # the configuration's (or workflow's) instructions, then the conversation's own
         instructions = "\n".join(i.strip() for i in (s.prompt_instructions, request.instructions) if i.strip())
         return PromptContext(
-            question, request.format, request.lang, history, instructions=instructions, layout=s.prompt_layout
+            question,
+            request.format,
+            request.lang,
+            history,
+            instructions=instructions,
+            layout=s.prompt_layout,
+            templates={**self.templates, **request.prompts},  # the room's before the workflow's
         )
 
     def events(self, request: RagRequest, access: UserAccess, stream: bool = False) -> Generator[Event, None, None]:

@@ -39,6 +39,8 @@ class Conversation(Base):
     last_refresh: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     # chat-core's per-room system prompt: instructions every answer in it follows (the owner's)
     instructions: Mapped[str] = mapped_column(Text, default="", server_default="")
+    # chat-core's per-room prompts: {prompt name: jinja2 text}, as JSON (prompts/overrides.py)
+    prompts: Mapped[str] = mapped_column(Text, default="{}", server_default="{}")
     # chat-core's room_id when the client chose it: the user's own name for the conversation
     client_ref: Mapped[str | None] = mapped_column(String(200), nullable=True)
     blocks: Mapped[list[Block]] = relationship(
@@ -162,6 +164,7 @@ class Workflow(Base):
     strategy: Mapped[str] = mapped_column(String(16))
     parent_child: Mapped[bool] = mapped_column(Boolean)
     instructions: Mapped[str] = mapped_column(Text)
+    prompts: Mapped[str] = mapped_column(Text, default="{}", server_default="{}")  # {name: jinja2 text}, JSON
     collection: Mapped[str] = mapped_column(String(40), server_default="")  # empty: the configuration's
     is_default: Mapped[bool] = mapped_column(Boolean)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -1,7 +1,7 @@
 """A workflow as its API describes it, validated, and as the ``rag.properties`` keys it sets.
 
 A workflow is the product's pipeline with some stages chosen: its retrieval, strategy, prompt
-instructions, parent-child enrichment, query enhancers, source filters, reranker and, at indexing
+instructions and templates, parent-child enrichment, query enhancers, source filters, reranker and, at indexing
 time, its chunker. Running it is running the pipeline with those keys over the current settings,
 so a workflow can do exactly what the configuration can, and is checked by the same rules.
 """
@@ -16,6 +16,7 @@ from typing import Any
 
 from ..config import KEYS, MAX_INSTRUCTIONS, ConfigError, Settings, checked, convert
 from ..filters import source_filter
+from ..prompts.overrides import TemplateError, checked_templates
 from ..registry import CHUNKERS, QUERY_ENHANCERS, RERANKERS, RETRIEVAL_MODES, STRATEGIES, Registry
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}$")
@@ -27,6 +28,7 @@ FIELDS = {
     "strategy",
     "parentChild",
     "instructions",
+    "prompts",
     "chunker",
     "queryEnhancers",
     "filters",
@@ -77,6 +79,7 @@ class WorkflowSpec:
     strategy: str = "simple"
     parent_child: bool = False
     instructions: str = ""
+    prompts: dict[str, str] = field(default_factory=dict)  # answer prompts replaced (prompts/overrides.py)
     chunker: ChunkerSpec = field(default_factory=ChunkerSpec)
     enhancers: tuple[tuple[str, dict[str, Any]], ...] = ()  # (kind, options), in order
     filters: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -98,6 +101,7 @@ class WorkflowSpec:
             "strategy": self.strategy,
             "parentChild": self.parent_child,
             "instructions": self.instructions,
+            "prompts": dict(self.prompts),
             "chunker": self.chunker.as_dict(),
             "queryEnhancers": [{"kind": kind, **options} for kind, options in self.enhancers],
             "filters": {k: list(v) for k, v in self.filters.items()},
@@ -126,6 +130,7 @@ class WorkflowSpec:
             "rag.strategy": self.strategy,
             "context.neighbours": "1" if self.parent_child else "0",
             "prompt.instructions": self.instructions,
+            "prompt.templates": json.dumps(self.prompts, ensure_ascii=False) if self.prompts else "",
             "retrieval.filters": json.dumps({k: list(v) for k, v in self.filters.items()}) if self.filters else "",
             "chat.query.rewriting.enabled.bm25": "false",
             "chat.query.rewriting.enabled.vector": "false",
@@ -264,6 +269,10 @@ def parse_workflow(body: dict[str, Any], base: Settings, secrets_kept: dict[str,
         raise _bad("'name' is 1 to 100 letters, digits, spaces, '.', '_' or '-', starting with a letter or digit.")
     instructions = _text(body, "instructions", MAX_INSTRUCTIONS)
     try:
+        prompts = checked_templates(body.get("prompts", {}), "'prompts'")
+    except TemplateError as exc:
+        raise _bad(str(exc)) from None
+    try:
         filters = source_filter(body.get("filters") or None).values
     except ValueError as exc:
         raise _bad(str(exc)) from None
@@ -278,6 +287,7 @@ def parse_workflow(body: dict[str, Any], base: Settings, secrets_kept: dict[str,
         strategy=_choice(body, "strategy", STRATEGIES, "simple"),
         parent_child=_bool(body, "parentChild"),
         instructions=instructions,
+        prompts=prompts,
         chunker=_chunker(body.get("chunker")),
         enhancers=_enhancers(body.get("queryEnhancers")),
         filters=filters,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import hashlib
 import hmac
+import json
 import secrets
 import uuid
 from collections.abc import Callable, Iterator
@@ -80,6 +81,7 @@ def _spec(row: Workflow, sealer: Sealer) -> WorkflowSpec:
         strategy=row.strategy,
         parent_child=row.parent_child,
         instructions=row.instructions,
+        prompts=json.loads(row.prompts or "{}"),
         chunker=ChunkerSpec(c.kind, c.max_chunk_size, c.overlap, c.evaluator, c.threshold),
         enhancers=tuple((e.kind, dict(e.options)) for e in row.enhancers),
         filters=filters,
@@ -98,6 +100,7 @@ def _fill(row: Workflow, spec: WorkflowSpec, sealer: Sealer) -> None:
     row.name, row.description, row.retrieval, row.strategy = spec.name, spec.description, spec.retrieval, spec.strategy
     row.parent_child, row.instructions, row.is_default = spec.parent_child, spec.instructions, spec.default
     row.collection = spec.collection
+    row.prompts = json.dumps(spec.prompts, ensure_ascii=False)
     c = spec.chunker
     row.chunker = Chunker(
         kind=c.kind, max_chunk_size=c.max_chunk_size, overlap=c.overlap, evaluator=c.evaluator, threshold=c.threshold

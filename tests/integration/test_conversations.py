@@ -16,9 +16,11 @@ from flask.testing import FlaskClient
 
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
+from datafari_rag.conversations.store import ConversationStore
 from datafari_rag.indexing.indexer import Indexer
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import bootstrap
+from datafari_rag.store.schema import Conversation
 from datafari_rag.testing.fake_llm import FakeLlm
 from datafari_rag.testing.postgres import new_database
 from tests.integration.conftest import mapped_users
@@ -564,3 +566,90 @@ def test_a_clients_own_room_id_names_a_conversation_of_that_user_only(
     assert len(read(client, "hana", rooms["hana"][0]["id"])[1]["content"]["conversation"]["blocks"]) == 2
     bad = client.post(f"{API}/ai/rag", json={"query": "x", "room_id": "bad\x00name"}, headers=as_user("otto"))
     assert label(bad) == "ragBadRequest"
+
+
+def test_a_conversations_own_prompts_replace_the_packaged_ones_in_it_only(
+    app_for: Callable[..., FlaskClient], fake_llm: FakeLlm
+) -> None:
+    """chat-core's per-room prompts: a conversation's owner replaces an answer prompt (its
+    instructions, or a block) for that conversation; a template that cannot render, names an
+    unknown prompt or reaches into Python is refused and changes nothing."""
+    client = app_for(prompt_templates=json.dumps({"refine_initial": "Workflow rules. {{ abstention }}"}))
+    prompts = {"refine_initial": "Room rules: cite every document. {{ abstention }}"}
+    made = client.post(CONV, json={"prompts": prompts}, headers=as_user("hana")).get_json()
+    cid = made["content"]["conversation"]["id"]
+    assert made["content"]["conversation"]["prompts"] == prompts
+    ask(client, "hana", cid, "How many days of paid annual leave?")
+    system = fake_llm.messages()[-1][0]["content"]
+    assert system.startswith("Room rules: cite every document. I could not find") and "Workflow" not in system
+    ask(client, "hana", start(client, "hana"), "How many days of paid annual leave?")  # another room
+    assert fake_llm.messages()[-1][0]["content"].startswith("Workflow rules.")
+    block = {"refine_initial": "{% block user %}Sources: {{ snippets }} Asked: {{ query }}{% endblock %}"}
+    assert client.patch(f"{CONV}/{cid}", json={"prompts": block}, headers=as_user("hana")).status_code == 200
+    ask(client, "hana", cid, "How many days of paid annual leave?")
+    messages = fake_llm.messages()[-1]
+    # the room's prompt replaces the workflow's whole; the block it lacks is the packaged file's
+    assert messages[0]["content"].startswith("Task: answer")
+    last = messages[-1]["content"]
+    assert last.startswith("Sources: <document") and "Asked: How many days" in last
+    for bad in (
+        {"nope": "x"},
+        {"chat": "{{ unknown_variable }}"},
+        {"chat": "{{ query.__class__.__mro__ }}"},
+        {"chat": "{% block evil %}x{% endblock %}"},
+        {"chat": ""},
+        ["chat"],
+    ):
+        refused = client.patch(f"{CONV}/{cid}", json={"prompts": bad}, headers=as_user("hana"))
+        assert refused.status_code == 400 and label(refused) == "conversationBadRequest", bad
+    assert read(client, "hana", cid)[1]["content"]["conversation"]["prompts"] == block
+    assert client.patch(f"{CONV}/{cid}", json={"prompts": {}}, headers=as_user("hana")).status_code == 200
+    ask(client, "hana", cid, "How many days of paid annual leave?")
+    assert fake_llm.messages()[-1][-1]["content"].startswith("Documents:")  # the packaged user block
+
+
+def test_random_users_rooms_prompts_reach_only_their_own_answers(
+    app_for: Callable[..., FlaskClient], fake_llm: FakeLlm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Random users give their rooms (by id and by their own room_id) prompts holding a secret,
+    then ask in their rooms and with every other user's conversation id and room name: no prompt
+    the LLM receives holds another user's secret. Control: with the store's owner check switched
+    off, the same requests send other users' prompts to the LLM — the harness sees leaks."""
+    rng = random.Random(20261127)
+    client = app_for()
+    users = [f"room-user-{i}" for i in range(5)]
+    rooms: dict[str, tuple[str, str, str]] = {}  # user: (conversation id, room name, secret)
+    for user in users:
+        secret = f"secret-{rng.getrandbits(40):010x}"
+        name = f"room-{rng.getrandbits(20)}"
+        body = {"query": "How many days of leave?", "room_id": name}
+        assert client.post(f"{API}/ai/rag", json=body, headers=as_user(user)).get_json()["status"] == "OK"
+        [room] = [c for c in client.get(CONV, headers=as_user(user)).get_json()["content"]["conversations"]]
+        prompts = {"refine_initial": f"Rules {secret}. {{{{ abstention }}}}", "chat": f"Chat {secret}."}
+        assert client.patch(f"{CONV}/{room['id']}", json={"prompts": prompts}, headers=as_user(user)).status_code == 200
+        rooms[user] = (room["id"], name, secret)
+
+    def trials() -> tuple[int, int]:
+        mine = leaks = 0
+        for user in users:
+            for other, (cid, name, _) in rooms.items():
+                for ref in (cid, name):
+                    fake_llm.reset()
+                    for body in ({"query": "leave", "room_id": ref}, {"query": "leave", "conversationId": cid}):
+                        client.post(f"{API}/ai/rag", json=body, headers=as_user(user))
+                    sent = json.dumps(fake_llm.messages())
+                    own = rooms[user][2]
+                    mine += own in sent if other == user else 0
+                    leaks += sum(s in sent for u, (_, _, s) in rooms.items() if u != user)
+        return mine, leaks
+
+    mine, leaks = trials()
+    assert leaks == 0 and mine == 2 * len(users)  # each user's own rooms do use their prompts
+    real = ConversationStore._owned
+
+    def anyones(session: Any, username: str, conversation_id: str, lock: bool = False) -> Any:
+        row = session.get(Conversation, conversation_id)
+        return row if row is not None else real(session, username, conversation_id, lock)
+
+    monkeypatch.setattr(ConversationStore, "_owned", staticmethod(anyones))  # the owner check off
+    assert trials()[1] > 0

@@ -126,6 +126,19 @@ def test_a_key_runs_its_workflow_as_its_user(client: FlaskClient, fake_llm: Fake
     assert "Support Desk" not in fake_llm.messages()[-1][0]["content"]
 
 
+def test_a_workflows_prompts_replace_the_packaged_ones_in_its_answers(client: FlaskClient, fake_llm: FakeLlm) -> None:
+    root = bearer(client, "root")
+    prompts = {"refine_initial": "You are The Support Desk's assistant. {{ abstention }}"}
+    made = new_workflow(client, root, prompts=prompts)
+    assert made["prompts"] == prompts
+    key = new_key(client, root, made["id"], "bea")
+    client.post(f"{API}/workflows/{made['id']}/query", json=QUESTION, headers={"X-API-Key": key})
+    system = fake_llm.messages()[-1][0]["content"]
+    assert system.startswith("You are The Support Desk's assistant. I could not find the answer")
+    client.post(f"{API}/ai/rag", json=QUESTION, headers=bearer(client, "bea"))
+    assert fake_llm.messages()[-1][0]["content"].startswith("Task: answer")  # not ai/rag's
+
+
 def test_a_key_is_shown_once_works_for_its_workflow_only_and_stops_when_revoked(client: FlaskClient) -> None:
     root = bearer(client, "root")
     one, other = new_workflow(client, root), new_workflow(client, root)
@@ -241,6 +254,9 @@ def test_a_workflow_with_its_own_collections_indexes_and_answers_there_only(
         ({"name": "x", "ranker": {"kind": "onnx", "path": "/nowhere"}}, "workflowBadRequest", "cannot run"),
         ({"name": "x", "ranker": {"kind": "api"}}, "workflowBadRequest", "cannot run"),
         ({"name": "x", "instructions": "y" * 5000}, "workflowBadRequest", "'instructions'"),
+        ({"name": "x", "prompts": {"map": "{{ secrets }}"}}, "workflowBadRequest", "'secrets' is undefined"),
+        ({"name": "x", "prompts": {"rerank": "x"}}, "workflowBadRequest", "unknown prompt(s) rerank"),
+        ({"name": "x", "prompts": "{}"}, "workflowBadRequest", "'prompts'"),
         ({"name": "x", "collection": "bad name"}, "workflowBadRequest", "'collection'"),
         ({"name": "x", "collection": "FileShare"}, "workflowBadRequest", "'collection'"),
         ({"name": "x", "collection": 3}, "workflowBadRequest", "'collection'"),
@@ -347,6 +363,7 @@ def test_settings_change_without_a_restart_and_secrets_are_never_shown(
         ({"chunking.maxFiles": -1}, "chunking.maxFiles"),
         ({"rerank.enabled": True, "rerank.backend": "onnx", "rerank.onnx.path": "/nowhere"}, "rerank"),
         ({"retrieval.filters": "{not json"}, "retrieval.filters"),
+        ({"prompt.templates": '{"chat": "{{ query.__class__ }}"}'}, "unsafe"),
         ({"prompt.instructions": "ok", "llm.maxTokens": "many"}, "llm.maxTokens"),
         ({"llm.model": ["a", "list"]}, "llm.model"),
     ],

@@ -93,7 +93,7 @@ function workflowForm(workflow, onSaved) {
     }
     const body = {
       name: c.name.value, description: c.description.value, retrieval: c.retrieval.value, strategy: c.strategy.value,
-      parentChild: c.parentChild.checked, instructions: c.instructions.value, queryEnhancers: enhancers, filters, ranker,
+      parentChild: c.parentChild.checked, instructions: c.instructions.value, prompts: w.prompts || {}, queryEnhancers: enhancers, filters, ranker,
       chunker: { kind: c.chunker.value, maxChunkSize: Number(c.chunkSize.value), overlap: Number(c.overlap.value),
         evaluator: c.evaluator.checked, threshold: Number(c.threshold.value) },
       collection: c.collection.value.trim(),
