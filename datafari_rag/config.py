@@ -511,6 +511,20 @@ class Settings:
         RAG, "chat.memory.enabled", False, "The conversation's last messages go into the prompts."
     )
     chat_history_size: int = _key(RAG, "chat.memory.history.size", 6, "How many messages of history.")
+    chat_history_block_classes: str = _key(
+        RAG,
+        "chat.history.blockClasses",
+        "",
+        "The block classes of a client's history messages that reach a prompt, comma-separated (a message "
+        "without one is text; empty: every class). See docs/conversations.md.",
+    )
+    chat_history_tool_results: int = _key(
+        RAG,
+        "chat.history.toolResults",
+        0,
+        "How many of a client's history's last tool results reach a prompt (tool calls alone never do).",
+        maximum=20,
+    )
     chat_collection_aliases: str = _key(
         RAG,
         "chat.collectionAliases",

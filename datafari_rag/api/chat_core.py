@@ -12,6 +12,8 @@ otherwise.
 - ``use_paragraph``: false sends each retrieved text whole instead of its paragraphs (chunks).
 - ``is_test``: the answer is given but kept nowhere (no conversation turn, no token statistics).
 - ``user_id``: read, never trusted: whose documents count is the signed-in identity's.
+- ``history_filter``: ``{"block_classes": [...], "metadata": {"key": [values]}}``, the history
+  messages that reach the prompt (``rag/history.py``); it narrows ``chat.history.blockClasses``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from typing import Any
 from ..config import Settings
 from ..errors import DatafariError
 from ..filters import FIELDS, NO_FILTER, SourceFilter, source_filter
+from ..rag.history import EVERY_MESSAGE, HistoryFilter
 from ..rag.pipeline import RagRequest
+from .validation import MAX_TAGS, TAG_NAME
 
 MAX_TOP_K = 50
 NAMES = (
@@ -34,6 +38,7 @@ NAMES = (
     "use_paragraph",
     "is_test",
     "user_id",
+    "history_filter",
 )
 
 
@@ -44,10 +49,12 @@ class ChatCoreFields:
     temperature: float | None = None
     whole_documents: bool = False
     is_test: bool = False
+    history_filter: HistoryFilter = EVERY_MESSAGE
 
     def applied(self, rag: RagRequest) -> RagRequest:
         return replace(
             rag,
+            history_filter=self.history_filter,
             filters=rag.filters.narrowed(self.filters),
             top_k=self.top_k,
             temperature=self.temperature,
@@ -104,4 +111,32 @@ def chat_core_fields(body: dict[str, Any], label: str, settings: Settings) -> Ch
         temperature,
         whole_documents=not _flag(body, "use_paragraph", label, True),
         is_test=_flag(body, "is_test", label, False),
+        history_filter=_history_filter(body.get("history_filter"), label),
     )
+
+
+def _history_filter(value: Any, label: str) -> HistoryFilter:
+    if value is None:
+        return EVERY_MESSAGE
+    bad = DatafariError(
+        label,
+        f'\'history_filter\' is {{"block_classes": [names], "metadata": {{name: [values]}}}}, '
+        f"at most {MAX_TAGS} of each.",
+    )
+    if not isinstance(value, dict) or set(value) - {"block_classes", "metadata"}:
+        raise bad
+    classes, tags = value.get("block_classes"), value.get("metadata", {})
+    if classes is not None and (
+        not isinstance(classes, list)
+        or len(classes) > MAX_TAGS
+        or not all(isinstance(c, str) and TAG_NAME.match(c) for c in classes)
+    ):
+        raise bad
+    if not isinstance(tags, dict) or len(tags) > MAX_TAGS:
+        raise bad
+    for key, values in tags.items():
+        if not TAG_NAME.match(key) or not isinstance(values, list) or not values:
+            raise bad
+        if not all(isinstance(v, str) and len(v) <= 200 for v in values):
+            raise bad
+    return HistoryFilter(None if classes is None else frozenset(classes), {k: frozenset(v) for k, v in tags.items()})

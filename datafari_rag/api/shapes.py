@@ -23,8 +23,10 @@ from .chat_core import MAX_TOP_K, chat_core_fields
 from .validation import (
     MAX_HISTORY,
     MAX_ID_CHARS,
+    MAX_TAGS,
     ROLES,
     SEARCH_TYPES,
+    TAG_NAME,
     parse_format,
     parse_history,
     parse_id,
@@ -251,8 +253,23 @@ def _search_type(value: Any, info: ValidationInfo) -> str:
     return parse_search_type(value, _reading(info).label)
 
 
+TAG = {"type": "string", "pattern": TAG_NAME.pattern}
+MESSAGE_EXTRAS_SCHEMA: dict[str, Any] = {
+    "block_class": {**TAG, "description": "chat-core: the UI block's class (chat.history.blockClasses)"},
+    "metadata": {
+        "type": "object",
+        "maxProperties": MAX_TAGS,
+        "propertyNames": TAG,
+        "additionalProperties": {"type": ["string", "number", "boolean"]},
+    },
+    "tool_calls": {"type": "array", "description": "an assistant's tool calls (pruned from prompts)"},
+    "tool_call_id": {"type": "string", "maxLength": 200},
+    "name": {"type": "string", "maxLength": 200},
+}
+
+
 def _history_schema(text: str) -> dict[str, Any]:
-    item = {"role": {"enum": list(ROLES)}, text: {"type": "string"}}
+    item = {"role": {"enum": list(ROLES)}, text: {"type": "string"}, **MESSAGE_EXTRAS_SCHEMA}
     return {
         "type": "array",
         "maxItems": MAX_HISTORY,
@@ -308,6 +325,20 @@ CHAT_CORE_SCHEMAS: dict[str, dict[str, Any]] = {
     "use_paragraph": {"type": "boolean", "description": "false: each retrieved text whole"},
     "is_test": {"type": "boolean", "description": "true: the answer is kept nowhere"},
     "user_id": {"type": "string", "maxLength": 200, "description": "read, never trusted: the caller's identity counts"},
+    "history_filter": {
+        "type": "object",
+        "properties": {
+            "block_classes": {"type": "array", "items": TAG, "maxItems": MAX_TAGS},
+            "metadata": {
+                "type": "object",
+                "maxProperties": MAX_TAGS,
+                "propertyNames": TAG,
+                "additionalProperties": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            },
+        },
+        "additionalProperties": False,
+        "description": "the history messages that reach the prompt (narrows chat.history.blockClasses)",
+    },
 }
 
 ChatCoreCollectionName = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["collection_name"])]
@@ -318,6 +349,7 @@ ChatCoreTemperature = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["temperatu
 ChatCoreUseParagraph = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["use_paragraph"])]
 ChatCoreIsTest = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["is_test"])]
 ChatCoreUserId = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["user_id"])]
+ChatCoreHistoryFilter = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["history_filter"])]
 
 
 class ChatCoreShape(Shape):
@@ -331,6 +363,7 @@ class ChatCoreShape(Shape):
     use_paragraph: ChatCoreUseParagraph = None
     is_test: ChatCoreIsTest = None
     user_id: ChatCoreUserId = None
+    history_filter: ChatCoreHistoryFilter = None
 
 
 class RagBody(ChatCoreShape):

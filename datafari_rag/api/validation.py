@@ -8,8 +8,12 @@ from typing import Any
 from ..errors import DatafariError
 from ..prompts import FORMATS, LANGUAGES
 
-ROLES = ("user", "assistant", "system")
+ROLES = ("user", "assistant", "system", "tool")
 MAX_HISTORY = 100
+# chat-core's message fields besides its text: a UI's block kind, tags, an agent's tool exchange
+MESSAGE_EXTRAS = {"block_class", "metadata", "tool_calls", "tool_call_id", "name"}
+MAX_TAGS = 20
+TAG_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 MAX_ID_CHARS = 2048
 
 
@@ -68,8 +72,9 @@ def parse_prompt(value: Any, max_length: int) -> str | None:
     return None if value is None else parse_query(value, max_length, "prompt")
 
 
-def parse_history(value: Any, label: str = "ragBadRequest") -> list[dict[str, str]]:
-    """Chat history as chat messages: Datafari 6.2's ``{role, content}`` or 7.0's ``{role, message}``."""
+def parse_history(value: Any, label: str = "ragBadRequest") -> list[dict[str, Any]]:
+    """Chat history as chat messages: Datafari 6.2's ``{role, content}`` or 7.0's ``{role, message}``,
+    with chat-core's ``block_class``, ``metadata`` and tool exchange (``rag/history.py`` filters them)."""
     if value is None:
         return []
     if not isinstance(value, list) or len(value) > MAX_HISTORY:
@@ -77,16 +82,52 @@ def parse_history(value: Any, label: str = "ragBadRequest") -> list[dict[str, st
     history = []
     for i, message in enumerate(value):
         text = None
-        if isinstance(message, dict) and not set(message) - {"role", "content", "message"}:
+        if isinstance(message, dict) and not set(message) - {"role", "content", "message"} - MESSAGE_EXTRAS:
             texts = [message[k] for k in ("content", "message") if k in message]
             text = texts[0] if len(texts) == 1 else None
+            if text is None and message.get("tool_calls") and all(t is None for t in texts):
+                text = ""  # an agent's call without text (OpenAI's content: null)
         if not isinstance(text, str) or message.get("role") not in ROLES:
             raise DatafariError(
                 label,
                 f'\'history[{i}]\' must be {{"role": one of {", ".join(ROLES)}, "content" (or "message"): a string}}.',
             )
-        history.append({"role": message["role"], "content": text})
+        history.append({"role": message["role"], "content": text, **_message_extras(message, f"history[{i}]", label)})
     return history
+
+
+def _message_extras(message: dict[str, Any], where: str, label: str) -> dict[str, Any]:
+    """A history message's chat-core fields, checked."""
+    extras: dict[str, Any] = {}
+    block_class = message.get("block_class")
+    if block_class is not None:
+        if not isinstance(block_class, str) or not TAG_NAME.match(block_class):
+            raise DatafariError(label, f"'{where}.block_class' is a name of 1 to 64 letters, digits or _.:-")
+        extras["block_class"] = block_class
+    tags = message.get("metadata")
+    if tags is not None:
+        if (
+            not isinstance(tags, dict)
+            or len(tags) > MAX_TAGS
+            or not all(isinstance(k, str) and TAG_NAME.match(k) for k in tags)
+            or not all(isinstance(v, str | int | float | bool) and len(str(v)) <= 200 for v in tags.values())
+        ):
+            raise DatafariError(
+                label, f"'{where}.metadata' is an object of at most {MAX_TAGS} names to strings, numbers or booleans."
+            )
+        extras["metadata"] = dict(tags)
+    calls = message.get("tool_calls")
+    if calls is not None:
+        if not isinstance(calls, list) or message["role"] != "assistant":
+            raise DatafariError(label, f"'{where}.tool_calls' is a list, on an assistant message.")
+        extras["tool_calls"] = len(calls)
+    for name in ("tool_call_id", "name"):
+        text = message.get(name)
+        if text is not None:
+            if not isinstance(text, str) or len(text) > 200:
+                raise DatafariError(label, f"'{where}.{name}' is a string of at most 200 characters.")
+            extras[name] = text
+    return extras
 
 
 FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")

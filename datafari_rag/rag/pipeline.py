@@ -42,6 +42,7 @@ from .chunking import chunk_snippets
 from .citations import MARKER, SourcesUsedFilter, citations, clean_answer, references
 from .confidence import confidence, is_abstention
 from .faq import Faq, FaqHit
+from .history import EVERY_MESSAGE, HistoryFilter, classes_of, prompt_history
 from .hygiene import Hygiene
 from .mcp_tools import ExternalTools
 from .packing import Item, PromptTooLarge
@@ -72,7 +73,7 @@ class RagRequest:
     query: str  # what is searched (and asked, unless ``question`` is given)
     doc_id: str | None = None
     lang: str | None = None
-    history: list[dict[str, str]] = field(default_factory=list)
+    history: list[dict[str, Any]] = field(default_factory=list)  # rag/history.py filters it
     format: str | None = None
     filters: SourceFilter = NO_FILTER  # Datafari 7.0: sources only among these documents
     question: str | None = None  # Datafari 6.1's ``prompt``: what the LLM answers, when not the query
@@ -82,6 +83,7 @@ class RagRequest:
     whole_documents: bool = False  # chat-core's use_paragraph=false: each retrieved text whole
     instructions: str = ""  # the conversation's own (chat-core's per-room system prompt)
     prompts: Mapping[str, str] = field(default_factory=dict)  # the conversation's own prompt templates
+    history_filter: HistoryFilter = EVERY_MESSAGE  # chat-core's: narrows chat.history.blockClasses
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,7 @@ class Pipeline:
     assembly_params: AssemblyParams = field(init=False)  # what context assembly reads, once
     agent_limits: AgentLimits = field(init=False)  # agentic mode's limits, once
     templates: Mapping[str, str] = field(init=False)  # prompt.templates, checked once
+    history_filter: HistoryFilter = field(init=False)  # chat.history.blockClasses
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "retrieval_params", RetrievalParams.of(self.settings))
@@ -137,6 +140,7 @@ class Pipeline:
         except TemplateError as exc:
             raise ConfigError(str(exc)) from None
         object.__setattr__(self, "templates", templates)
+        object.__setattr__(self, "history_filter", HistoryFilter(classes_of(self.settings.chat_history_block_classes)))
 
     def prompt_context(self, request: RagRequest) -> PromptContext:
         s = self.settings
@@ -179,6 +183,8 @@ class Pipeline:
     def _events(self, request: RagRequest, access: UserAccess, stream: bool, usage: Usage) -> Iterator[Event]:
         s = self.settings
         started = time.monotonic()
+        keep = self.history_filter.narrowed(request.history_filter)
+        request = replace(request, history=prompt_history(request.history, keep, s.chat_history_tool_results))
         if not s.enable_rag:
             raise DatafariError("ragErrorNotEnabled", "RAG answers are turned off (ai.enable.rag=false).")
         if s.rag_enable_logs:  # opt-in: a question may hold what its user would not have logged

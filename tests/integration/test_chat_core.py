@@ -159,3 +159,65 @@ def test_the_control_with_both_layers_off_finds_the_leaks(
 ) -> None:
     monkeypatch.setattr("datafari_rag.solr.search.acl_params", layers_off("both"))
     assert len(leaks(client, world[1], random.Random(5))) >= 3
+
+
+HISTORY = [
+    {"role": "user", "content": "Which pumps are there?", "block_class": "text", "metadata": {"topic": "pumps"}},
+    {"role": "assistant", "content": "Hidden reasoning.", "block_class": "think"},
+    {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function"}]},
+    {"role": "tool", "content": "old result", "tool_call_id": "c1", "name": "search_documents"},
+    {"role": "assistant", "content": "", "tool_calls": [{"id": "c2", "type": "function"}]},
+    {"role": "tool", "content": "Pump 4 is new.", "tool_call_id": "c2", "name": "search_documents"},
+    {"role": "assistant", "content": "There are pumps 1 to 30.", "metadata": {"topic": "pumps"}},
+    {"role": "user", "content": "And the canteen menu?", "metadata": {"topic": "canteen"}},
+]
+
+
+def test_chat_cores_history_is_filtered_by_block_class_and_metadata_and_its_tool_messages_pruned(
+    world: tuple[Settings, World], fake_llm_server: tuple[FakeLlm, str], fake_llm: FakeLlm
+) -> None:
+    memory = {"llm_endpoint": fake_llm_server[1], "chat_memory_enabled": True, "chat_history_size": 20}
+    as_admin = {"X-Remote-User": "admin"}
+
+    def turns(settings: Settings, **body: Any) -> list[dict[str, str]]:
+        client = create_app(settings).test_client()
+        answered = client.post(f"{API}/ai/rag", json=chat_core(history=HISTORY, **body), headers=as_admin)
+        assert answered.get_json()["status"] == "OK", answered.get_json()
+        return fake_llm.messages()[-1][1:-1]  # between the instructions and the question
+
+    # by default: every class, tool calls without text gone, no tool result
+    assert [t["content"] for t in turns(world[0].replace(**memory))] == [
+        "Which pumps are there?",
+        "Hidden reasoning.",
+        "There are pumps 1 to 30.",
+        "And the canteen menu?",
+    ]
+    text_only = world[0].replace(**memory, chat_history_block_classes="text", chat_history_tool_results=1)
+    assert turns(text_only) == [
+        {"role": "user", "content": "Which pumps are there?"},
+        {"role": "assistant", "content": "Result of search_documents: Pump 4 is new."},  # the last result only
+        {"role": "assistant", "content": "There are pumps 1 to 30."},
+        {"role": "user", "content": "And the canteen menu?"},
+    ]
+    # the request narrows: only the pumps messages; it cannot bring back what the settings drop
+    narrowed = turns(text_only, history_filter={"block_classes": ["text", "think"], "metadata": {"topic": ["pumps"]}})
+    assert [t["content"] for t in narrowed] == ["Which pumps are there?", "There are pumps 1 to 30."]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"history_filter": {"block_classes": "text"}},
+        {"history_filter": {"metadata": {"topic": "pumps"}}},
+        {"history_filter": {"other": []}},
+        {"history_filter": []},
+        {"history": [{"role": "user", "content": "x", "block_class": "no spaces allowed"}]},
+        {"history": [{"role": "user", "content": "x", "metadata": {"k": {"nested": 1}}}]},
+        {"history": [{"role": "user", "content": "x", "tool_calls": []}]},
+        {"history": [{"role": "tool", "content": "x", "name": 3}]},
+        {"history": [{"role": "robot", "content": "x"}]},
+    ],
+)
+def test_bad_history_fields_are_refused(client: FlaskClient, body: dict[str, Any]) -> None:
+    refused = client.post(f"{API}/ai/rag", json=chat_core(**body), headers={"X-Remote-User": "admin"}).get_json()
+    assert refused["status"] == "ERROR" and refused["content"]["error"]["label"] == "ragBadRequest", refused
