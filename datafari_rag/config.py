@@ -805,6 +805,13 @@ class Settings:
         minimum=1,
     )
     llm_max_retries: int = _key(LLM, "llm.maxRetries", 1, "Retries of a failed LLM call.")
+    llm_fallback_models: str = _key(
+        LLM,
+        "llm.fallbackModels",
+        "",
+        "Models tried in turn, on the same service, when a call to llm.model fails after its retries "
+        "(comma-separated; empty: none). All share the answer's llm.deadline.",
+    )
     llm_max_concurrent: int = _key(
         LLM,
         "llm.maxConcurrent",

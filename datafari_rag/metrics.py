@@ -34,6 +34,7 @@ ANSWER_SLOTS = Gauge(
 )
 LLM_CALLS = Counter("datafari_rag_llm_calls", "Calls to the LLM, by outcome (ok, error)", ["outcome"])
 LLM_SECONDS = Histogram("datafari_rag_llm_seconds", "Time of one LLM call, retries included", buckets=SECONDS)
+LLM_FALLBACKS = Counter("datafari_rag_llm_fallbacks", "LLM calls sent to a fallback model (llm.fallbackModels)")
 LLM_TOKENS = Counter("datafari_rag_llm_tokens", "Tokens of LLM calls, by kind (prompt, completion)", ["kind"])
 EMBEDDING_CALLS = Counter(
     "datafari_rag_embedding_calls", "Batches sent to the embedding service, by outcome (ok, error)", ["outcome"]

@@ -18,6 +18,7 @@ from .indexing.jobs import JobStore
 from .llm import LlmService, OpenAiLlmService
 from .llm.anthropic_service import AnthropicLlmService
 from .llm.datafari_service import DatafariLlmService
+from .llm.fallback import with_fallbacks
 from .llm.gemini_service import GeminiLlmService
 from .paths import var_dir
 from .rag.assembly import token_counter
@@ -125,10 +126,12 @@ LLM_BUILDERS: dict[str, Callable[[Settings], LlmService]] = {
 
 def llm_service(settings: Settings) -> LlmService:
     """The LLM: Datafari 6.1's External LLM service with ``rag.template=datafari`` (its own
-    protocol), else ``ai.llm.service``'s."""
+    protocol), else ``ai.llm.service``'s, with ``llm.fallbackModels`` after ``llm.model``."""
     if settings.rag_template == "datafari":
         return DatafariLlmService(settings)
-    return LLM_BUILDERS[settings.llm_service](settings)
+    build = LLM_BUILDERS[settings.llm_service]
+    fallbacks = [m.strip() for m in settings.llm_fallback_models.split(",") if m.strip()]
+    return with_fallbacks(lambda model: build(settings.replace(llm_model=model)), settings.llm_model, fallbacks)
 
 
 def build_services(settings: Settings, llm: LlmService | None = None, store: Stores | None = None) -> Services:

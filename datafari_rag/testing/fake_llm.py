@@ -35,6 +35,7 @@ class FakeLlm:
     models: list[str | None] = field(default_factory=list)  # the "model" of each call (None: left out)
     tools: list[list[dict[str, Any]] | None] = field(default_factory=list)  # the "tools" of each call
     temperatures: list[float | None] = field(default_factory=list)  # the "temperature" of each call
+    failing_models: set[str] = field(default_factory=set)  # calls naming one answer 503 (a model down)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def prompts(self) -> list[str]:
@@ -69,6 +70,7 @@ class FakeLlm:
             self.models.clear()
             self.tools.clear()
             self.temperatures.clear()
+            self.failing_models.clear()
             self.streams_completed = self.streams_cut = 0
         self.answer = answer or (lambda prompt: "A fake answer.")
         self.delay, self.chunk_delay, self.fail_after = delay, chunk_delay, fail_after
@@ -84,6 +86,9 @@ class FakeLlm:
                 self.models.append(body.get("model"))
                 self.tools.append(body.get("tools"))
                 self.temperatures.append(body.get("temperature"))
+            if body.get("model") in self.failing_models:
+                error = {"message": f"The model {body['model']} is overloaded.", "type": "server_error"}
+                return Response(json.dumps({"error": error}), status=503, mimetype="application/json")
             if self.delay:
                 time.sleep(self.delay)
             text: Any = self.answer(prompt_text(body["messages"]))

@@ -644,3 +644,29 @@ def test_prompt_cleaning_datafari_applies_62s_own_rules(
         assert "<b>" not in prompt.split("Documents:")[1] and "‹b›daily‹/b›" in prompt
     finally:
         solr.post(f"{settings.collection_main}/update", json={"delete": {"id": doc_id}}, params={"commit": "true"})
+
+
+def test_a_failing_model_falls_back_to_the_next_of_llm_fallback_models(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm
+) -> None:
+    """chat-core's fallbacks: each model gets its retries, then the next one answers — for a
+    whole answer and for a stream that sent nothing yet; when every model fails, the error is
+    the LLM's, as without fallbacks."""
+    client = client_for(llm_model="big", llm_fallback_models="medium, small", llm_max_retries=1)
+    fake_llm.failing_models.update({"big", "medium"})
+    out = rag(client, query="How many days of paid annual leave?")
+    assert out["status"] == "OK" and out["content"]["message"] == "A fake answer."
+    assert fake_llm.models == ["big", "big", "medium", "medium", "small"]
+    fake_llm.reset()
+    fake_llm.failing_models.update({"big"})
+    stream = client.post(f"{API}/ai/stream", json={"query": "How many days of paid annual leave?"})
+    assert "A fake answer." in stream.get_data(as_text=True) and fake_llm.models == ["big", "big", "medium"]
+    fake_llm.reset()
+    fake_llm.failing_models.update({"big", "medium", "small"})
+    failed = rag(client, query="How many days of paid annual leave?")
+    assert failed["content"]["error"]["label"] == "ragTechnicalError", failed  # as a lone model's failure
+    assert fake_llm.models == ["big", "big", "medium", "medium", "small", "small"]
+    fake_llm.reset()
+    fake_llm.failing_models.update({"big"})
+    alone = rag(client_for(llm_model="big", llm_max_retries=1), query="How many days of paid annual leave?")
+    assert alone["status"] == "ERROR" and fake_llm.models == ["big", "big"]  # no fallback configured
