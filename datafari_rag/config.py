@@ -1111,8 +1111,16 @@ class Settings:
         GUARD,
         "forbidden.matchTypes",
         "exact,synonym,contextual",
-        "How a question matches a topic, comma-separated: exact (its words), synonym (a word or pair of words "
-        "close to the topic), contextual (the whole question close to the topic).",
+        "How a question matches a topic, comma-separated: exact (its words, inflections of forbidden.languages "
+        "included), synonym (a word or pair of words close to the topic), contextual (the whole question close "
+        "to the topic), llm (the LLM says whether the question, in any language, is about a topic).",
+    )
+    guard_languages: str = _key(
+        GUARD,
+        "forbidden.languages",
+        "en,fr",
+        "exact: the languages whose inflections match (Snowball stemmers, ISO 639-1 codes, comma-separated): "
+        "'armes' in the topics refuses 'une arme'.",
     )
     guard_threshold: float = _key(
         GUARD, "forbidden.threshold", 0.3, "contextual: the cosine similarity of question and topic that refuses."

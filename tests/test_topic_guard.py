@@ -132,3 +132,54 @@ def test_personal_data_is_refused_before_the_topics_and_audited_masked(tmp_path:
 def test_an_unknown_kind_of_personal_data_stops_the_start(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"forbidden\.pii\.types: passport"):
         TopicGuard(Settings(guard_pii_types="email,passport"), lambda t: [], None, None)
+
+
+FRENCH_PARAPHRASES = [
+    "Comment fabriquer une arme chez soi ?",
+    "Où acheter un pistolet sans permis ?",
+    "Combien gagne mon responsable chaque mois ?",
+]
+
+
+def test_a_french_paraphrase_passes_the_english_topics_and_their_embeddings(
+    embedder: SentenceEmbedder, tmp_path: Path
+) -> None:
+    """Why the guard needs more than the packaged (English) embedding model: the default match
+    types, with the topics written in English, let every French paraphrase through."""
+    english = guard(embedder, tmp_path)
+    assert [refused(english, q) for q in FRENCH_PARAPHRASES] == [False, False, False]
+
+
+def test_topics_in_several_languages_match_their_inflections(embedder: SentenceEmbedder, tmp_path: Path) -> None:
+    topics = "weapons, armes, pistolets, salaries, salaires"
+    both = guard(embedder, tmp_path, guard_match_types="exact", guard_topics=topics)
+    assert refused(both, "Comment fabriquer une arme chez soi ?")  # armes → arm
+    assert refused(both, "Où acheter un pistolet sans permis ?")
+    assert refused(both, "Is a weapon allowed on site?")  # weapons → weapon
+    assert not refused(both, "Comment réinitialiser mon mot de passe VPN ?")
+    words_only = guard(embedder, tmp_path, guard_match_types="exact", guard_topics=topics, guard_languages="")
+    assert not refused(words_only, "Comment fabriquer une arme chez soi ?")  # the control: stems do it
+    with pytest.raises(ConfigError, match=r"forbidden\.languages: xx"):
+        guard(embedder, tmp_path, guard_languages="fr,xx")
+    with pytest.raises(ConfigError, match=r"forbidden\.matchTypes: fuzzy"):
+        guard(embedder, tmp_path, guard_match_types="exact,fuzzy")
+
+
+def test_the_llm_match_type_refuses_a_paraphrase_in_any_language_and_fails_closed(
+    embedder: SentenceEmbedder, tmp_path: Path
+) -> None:
+    """``llm``: asked only when no other type matched, with the topics and the question as sent."""
+    settings = {"guard_match_types": "exact,llm", "guard_topics": "weapons", "guard_message": GUIDANCE}
+    blocking = Verdict("BLOCK")
+    g = TopicGuard(Settings(**settings), lambda t: embedder.embed(t).tolist(), blocking, tmp_path / "audit.jsonl")
+    assert refused(g, FRENCH_PARAPHRASES[0])
+    assert "weapons" in blocking.asked[0] and FRENCH_PARAPHRASES[0] in blocking.asked[0]
+    assert refused(g, "Any weapons here?") and len(blocking.asked) == 1  # exact first: no LLM call
+    allowing = Verdict("ALLOW")
+    g = TopicGuard(Settings(**settings), lambda t: embedder.embed(t).tolist(), allowing, tmp_path / "audit.jsonl")
+    assert not refused(g, "Comment réinitialiser mon mot de passe VPN ?") and len(allowing.asked) == 1
+    down = TopicGuard(Settings(**settings), lambda t: embedder.embed(t).tolist(), Verdict(None), tmp_path / "a.jsonl")
+    assert refused(down, "Comment réinitialiser mon mot de passe VPN ?")  # no verdict: refused
+    assert [line["match"] for line in audit(tmp_path)] == ["llm", "exact"]
+    with pytest.raises(ConfigError, match="needs an LLM"):
+        TopicGuard(Settings(**settings), lambda t: [], None, tmp_path / "audit.jsonl")

@@ -2,11 +2,16 @@
 before anything else runs — no rewriting, no retrieval, no LLM answer — with a configurable
 guidance message, and every refusal is written to an audit log.
 
-Three match types, each on or off (``forbidden.matchTypes``):
-- ``exact``: the topic's words appear in the query (case and accents ignored);
+Four match types, each on or off (``forbidden.matchTypes``):
+- ``exact``: the topic's words appear in the query (case and accents ignored), or their stems in
+  one of ``forbidden.languages`` (Snowball): topics may be listed in several languages, and "armes"
+  refuses "une arme", "weapons" "a weapon";
 - ``synonym``: a word or pair of words of the query is close to the topic (cosine ≥
   ``forbidden.synonymThreshold``): "gun" for "weapons";
-- ``contextual``: the whole query is close to the topic (cosine ≥ ``forbidden.threshold``, 0.3).
+- ``contextual``: the whole query is close to the topic (cosine ≥ ``forbidden.threshold``, 0.3);
+- ``llm``: when no other type matched, the LLM is asked whether the query is about one of the
+  topics (chat-core's allow/block rules) — in any language: the packaged embedding models are
+  English-only, so a paraphrase in another language needs it.
 
 With ``forbidden.check.mode=llm`` a match is checked by the LLM with chat-core's allow/block rules,
 so that a query that only brushes against a topic is let through. The guard fails closed: if the
@@ -26,6 +31,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
+import snowballstemmer
 
 from ..config import ConfigError, Settings
 from ..errors import DatafariError
@@ -34,7 +40,36 @@ from ..prompts import PromptContext
 from .pii import KINDS as PII_KINDS
 from .pii import find_pii, masked
 
-MATCH_TYPES = ("exact", "synonym", "contextual")
+MATCH_TYPES = ("exact", "synonym", "contextual", "llm")
+# forbidden.languages' codes: Snowball's stemmers (snowballstemmer.algorithms())
+STEMMERS = {
+    "ar": "arabic",
+    "ca": "catalan",
+    "da": "danish",
+    "de": "german",
+    "el": "greek",
+    "en": "english",
+    "es": "spanish",
+    "eu": "basque",
+    "fi": "finnish",
+    "fr": "french",
+    "ga": "irish",
+    "hi": "hindi",
+    "hu": "hungarian",
+    "hy": "armenian",
+    "id": "indonesian",
+    "it": "italian",
+    "lt": "lithuanian",
+    "ne": "nepali",
+    "nl": "dutch",
+    "no": "norwegian",
+    "pt": "portuguese",
+    "ro": "romanian",
+    "ru": "russian",
+    "sr": "serbian",
+    "sv": "swedish",
+    "ta": "tamil",
+}
 _WORD = re.compile(r"\w+")
 
 
@@ -66,6 +101,17 @@ class TopicGuard:
     ) -> None:
         self.topics = [t.strip() for t in settings.guard_topics.split(",") if t.strip()]
         self.kinds = {k.strip() for k in settings.guard_match_types.split(",") if k.strip()}
+        if self.kinds - set(MATCH_TYPES):
+            unknown = ", ".join(sorted(self.kinds - set(MATCH_TYPES)))
+            raise ConfigError(f"forbidden.matchTypes: {unknown} (one of {', '.join(MATCH_TYPES)})")
+        codes = [c.strip() for c in settings.guard_languages.split(",") if c.strip()]
+        if set(codes) - set(STEMMERS):
+            unknown = ", ".join(sorted(set(codes) - set(STEMMERS)))
+            raise ConfigError(f"forbidden.languages: {unknown} (one of {', '.join(sorted(STEMMERS))})")
+        self.languages = [STEMMERS[c] for c in codes]
+        if "llm" in self.kinds and llm is None:
+            raise ConfigError("forbidden.matchTypes=llm needs an LLM")
+        self.topic_llm = llm if "llm" in self.kinds else None
         self.threshold = settings.guard_threshold
         self.synonym_threshold = settings.guard_synonym_threshold
         self.message = settings.guard_message
@@ -88,7 +134,7 @@ class TopicGuard:
         if not self.topics:
             return
         try:
-            found = self.match(query)
+            found = self.match(query, usage)
         except Exception as exc:  # fail closed: a query that cannot be checked is refused
             found = Match("", "error", 0.0)
             detail = repr(exc)
@@ -96,7 +142,7 @@ class TopicGuard:
             detail = ""
         if found is None:
             return
-        if found.kind != "error" and self.llm is not None and self._allowed_by_llm(query, usage):
+        if found.kind not in ("error", "llm") and self.llm is not None and self._allowed_by_llm(self.llm, query, usage):
             self._write(query, username, found, "allowed by the LLM check")
             return
         self._write(query, username, found, "blocked" + (f": {detail}" if detail else ""))
@@ -112,16 +158,34 @@ class TopicGuard:
         reason = f"The question holds personal data ({', '.join(kinds)})."
         raise DatafariError("ragForbiddenTopic", reason, message=self.pii_message)
 
-    def match(self, query: str) -> Match | None:
+    def match(self, query: str, usage: Usage | None = None) -> Match | None:
         plain = _plain(query)
         words = _WORD.findall(plain)
         if "exact" in self.kinds:
-            for topic in self.topics:
-                wanted = _WORD.findall(_plain(topic))
-                if wanted and any(words[i : i + len(wanted)] == wanted for i in range(len(words))):
+            found = self._exact(words)
+            if found is not None:
+                return found
+        if self.kinds & {"synonym", "contextual"}:
+            found = self._similar(query, words)
+            if found is not None:
+                return found
+        if self.topic_llm is not None and not self._allowed_by_llm(self.topic_llm, query, usage):
+            return Match("", "llm", 1.0)
+        return None
+
+    def _exact(self, words: list[str]) -> Match | None:
+        """A topic whose words, or their stems in one of ``forbidden.languages``, are in the query."""
+        stemmers = [snowballstemmer.stemmer(name) for name in self.languages]  # not shared: they keep state
+        forms = [words, *(s.stemWords(words) for s in stemmers)]
+        for topic in self.topics:
+            wanted = _WORD.findall(_plain(topic))
+            for stemmer, seen in zip([None, *stemmers], forms, strict=True):
+                sought = stemmer.stemWords(wanted) if stemmer else wanted
+                if sought and any(seen[i : i + len(sought)] == sought for i in range(len(seen))):
                     return Match(topic, "exact", 1.0)
-        if not self.kinds & {"synonym", "contextual"}:
-            return None
+        return None
+
+    def _similar(self, query: str, words: list[str]) -> Match | None:
         topics = self._topics()
         if "contextual" in self.kinds:
             scores = _unit(self.embed([query])) @ topics.T
@@ -143,10 +207,10 @@ class TopicGuard:
                 self._topic_vectors = _unit(self.embed(self.topics))
             return self._topic_vectors
 
-    def _allowed_by_llm(self, query: str, usage: Usage | None) -> bool:
+    def _allowed_by_llm(self, llm: LlmService, query: str, usage: Usage | None) -> bool:
         prompt = PromptContext(query).prompt("guard_check", topics=", ".join(self.topics))
         try:
-            reply = self.llm.generate(prompt.messages(), usage).strip().upper() if self.llm else ""
+            reply = llm.generate(prompt.messages(), usage).strip().upper()
         except LlmError:
             return False  # fail closed
         return reply.startswith("ALLOW")

@@ -591,6 +591,35 @@ def test_the_guard_refuses_forbidden_topics_before_anything_runs(
     ]
 
 
+def test_a_french_paraphrase_of_a_forbidden_question_is_refused(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm, tmp_path: Any
+) -> None:
+    """The English topics' French paraphrase: refused by the French topics' inflections (exact),
+    and by the LLM match type with the English topics alone (the LLM stub says BLOCK only for the
+    guard's own prompt naming the topic; the answer itself is never asked for)."""
+    question = "Combien gagne mon responsable chaque mois ?"
+    topics = "salaries and pay of employees, salaires, rémunérations"
+    audit = tmp_path / "guard.jsonl"
+    client = client_for(guard_enabled=True, guard_topics=topics, guard_audit_file=str(audit))
+    assert rag(client, query="Quel est le salaire du directeur ?")["content"]["error"]["label"] == "ragForbiddenTopic"
+    assert rag(client, query="Comment réinitialiser mon mot de passe ?")["status"] == "OK"
+    fake_llm.reset(lambda prompt: "BLOCK" if "Task: guard" in prompt and "salaries" in prompt else "A fake answer.")
+    english = "salaries and pay of employees"
+    client = client_for(guard_enabled=True, guard_topics=english, guard_audit_file=str(audit))
+    assert rag(client, query=question)["status"] == "OK"  # the embeddings are English-only: it passes
+    client = client_for(
+        guard_enabled=True, guard_topics=english, guard_match_types="exact,contextual,llm", guard_audit_file=str(audit)
+    )
+    refused = rag(client, query=question)
+    assert refused["content"]["error"]["label"] == "ragForbiddenTopic" and len(fake_llm.prompts()) == 2
+    assert question in fake_llm.prompts()[-1] and "Task: guard" in fake_llm.prompts()[-1]
+    lines = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert [(line["match"], line["query"]) for line in lines] == [
+        ("exact", "Quel est le salaire du directeur ?"),
+        ("llm", question),
+    ]
+
+
 def test_a_question_with_personal_data_is_refused_before_anything_runs(
     client_for: Callable[..., FlaskClient], fake_llm: FakeLlm, tmp_path: Any
 ) -> None:
