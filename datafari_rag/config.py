@@ -152,7 +152,29 @@ class Settings:
         EMBED,
         "solr.embeddings.endpoint",
         "",
-        "OpenAI-compatible base URL (…/v1) Solr calls for embeddings; empty: the local agent.",
+        "OpenAI-compatible base URL (…/v1) Solr calls for embeddings; empty: the local agent. With "
+        "solr.embeddings.service=gemini, the Gemini API's (empty: Google's, …/v1beta).",
+    )
+    embeddings_service: str = _key(
+        EMBED,
+        "solr.embeddings.service",
+        "openai",
+        "The embedding API Solr and the sidecar call: openai (any OpenAI-compatible one, the local agent "
+        "included) or gemini (Google's Gemini API: langchain4j's GoogleAiEmbeddingModel in Solr, google-genai "
+        "in the sidecar).",
+        choices=("openai", "gemini"),
+    )
+    embeddings_token: str = _key(
+        EMBED, "solr.embeddings.token", "", "The embedding API's key (empty: the local agent's, which needs none)."
+    )
+    embeddings_dimensions: int = _key(
+        EMBED,
+        "solr.embeddings.dimensions",
+        0,
+        "Vector length asked of models that can shorten theirs (Gemini's outputDimensionality, OpenAI's "
+        "dimensions), to fit solr.vector.field; 0: the model's own.",
+        minimum=0,
+        maximum=4096,
     )
     agent_host: str = _key(
         AGENT, "agent.host", "127.0.0.1", "Where the agent listens, and where the sidecar and Solr reach it."
@@ -1209,7 +1231,9 @@ class Settings:
 
     @property
     def agent_url(self) -> str:
-        """The OpenAI-compatible base URL (…/v1) that Solr's model calls."""
+        """The base URL that Solr's model calls: OpenAI-compatible (…/v1), or Gemini's (…/v1beta)."""
+        if self.embeddings_service == "gemini":
+            return self.embeddings_endpoint or GEMINI_API
         return self.embeddings_endpoint or f"http://{self.agent_host}:{self.agent_port}/v1"
 
     @property
@@ -1265,6 +1289,7 @@ def _convert(f: dataclasses.Field[Any], raw: str, kind: type) -> Any:
     return value
 
 
+GEMINI_API = "https://generativelanguage.googleapis.com/v1beta"
 SECRET_ENDINGS = (".token", ".password", ".secret", ".key")
 
 

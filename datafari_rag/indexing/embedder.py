@@ -1,40 +1,32 @@
 """Embedding texts in batches from the sidecar: the semantic chunker's sentences, the semantic
 cache's and the topic guard's texts (chunks are embedded in Solr, by FileShare's processor).
 
-It calls the same OpenAI-compatible endpoint and model as Solr's text-to-vector model (read
-from the model definition ``bootstrap`` installs), so the sidecar and Solr give the same vector
-for the same text.
+It calls the same embedding API and model as Solr's text-to-vector model (read from the model
+definition ``bootstrap`` installs: ``llm/embeddings.py``), so the sidecar and Solr give the same
+vector for the same text.
 """
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-import openai
-
 from ..config import Settings
-from ..metrics import EMBEDDING_CALLS, EMBEDDING_SECONDS, timed_call
+from ..llm.embeddings import EmbeddingError, embedding_call
 from ..solr.model_store import desired_model
 
 IN_FLIGHT = 2  # batches sent at once: the service starts the next while the last blocks of one finish
 
 
-class EmbeddingError(RuntimeError):
-    """The embedding service failed (after retries)."""
+__all__ = ["ChunkEmbedder", "EmbeddingError"]
 
 
 class ChunkEmbedder:
     def __init__(self, settings: Settings, model: str | None = None) -> None:
         """``model``: another model of the same service (the guard's, the cache's), else the chunks'."""
-        params = desired_model(settings)["params"]
-        self.model = model or params["modelName"]
+        wanted = desired_model(settings)
+        self.model = model or wanted["params"]["modelName"]
         self.batch = settings.vector_embedding_batch
-        self.client = openai.OpenAI(
-            base_url=params["baseUrl"],
-            api_key=params.get("apiKey") or "none",
-            timeout=float(params.get("timeout", 30)) * 4,
-            max_retries=int(params.get("maxRetries", 2)),
-        )
+        self._embed_batch = embedding_call(wanted["class"], wanted["params"], self.model)
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         """Vectors for ``texts``, in order, in batches of ``vector.embedding.batch`` texts, two in
@@ -44,11 +36,3 @@ class ChunkEmbedder:
             return [vector for batch in batches for vector in self._embed_batch(batch)]
         with ThreadPoolExecutor(max_workers=IN_FLIGHT, thread_name_prefix="embed-client") as pool:
             return [vector for vectors in pool.map(self._embed_batch, batches) for vector in vectors]
-
-    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
-        try:
-            with timed_call(EMBEDDING_CALLS, EMBEDDING_SECONDS):
-                response = self.client.embeddings.create(model=self.model, input=texts)
-        except openai.OpenAIError as exc:
-            raise EmbeddingError(f"The embedding service failed: {exc}") from exc
-        return [d.embedding for d in sorted(response.data, key=lambda d: d.index)]

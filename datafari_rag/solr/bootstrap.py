@@ -19,11 +19,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import openai
-
 from .. import chunk_fields
 from ..agent.model import model_dir
 from ..config import Settings
+from ..llm.embeddings import EmbeddingError, embedding_call
 from ..paths import CONFIGSETS, var_dir
 from ..security.authority import mapping_path
 from . import admin, model_store, security_json, user_properties
@@ -159,12 +158,10 @@ def vector_fields(solr: SolrClient, collection: str) -> dict[str, int]:
 
 def model_dimension(settings: Settings) -> int:
     """The length of the vectors the configured embedding model gives (one text embedded)."""
-    params = desired_model(settings)["params"]
-    client = openai.OpenAI(
-        base_url=params["baseUrl"], api_key=params.get("apiKey") or "none", timeout=30, max_retries=1
-    )
-    reply = client.embeddings.create(model=params["modelName"], input=["dimension check"])
-    return len(reply.data[0].embedding)
+    wanted = desired_model(settings)
+    params = {**wanted["params"], "timeout": 30 / 4, "maxRetries": 1}
+    [vector] = embedding_call(wanted["class"], params, params["modelName"])(["dimension check"])
+    return len(vector)
 
 
 def check_vector_field(solr: SolrClient, settings: Settings) -> str:
@@ -182,8 +179,9 @@ def check_vector_field(solr: SolrClient, settings: Settings) -> str:
         )
     try:
         dimension = model_dimension(settings)
-    except openai.OpenAIError as exc:
-        return f"{field_name} ({fields[field_name]}), the model's dimension not checked: {exc.__class__.__name__}"
+    except EmbeddingError as exc:
+        cause = exc.__cause__.__class__.__name__ if exc.__cause__ else str(exc)
+        return f"{field_name} ({fields[field_name]}), the model's dimension not checked: {cause}"
     if dimension != fields[field_name]:
         fitting = [n for n, d in fields.items() if d == dimension]
         hint = f"set solr.vector.field={fitting[0]}" if fitting else f"add a {dimension}-dimension vector field"

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from ..config import Settings
+from ..llm.embeddings import GEMINI_MODEL
 from ..paths import MODELS
 from .client import SolrClient, SolrError
 
@@ -28,13 +29,22 @@ def desired_models(settings: Settings) -> list[dict[str, Any]]:
     return models
 
 
+DIMENSIONS = {"openai": "dimensions", "gemini": "outputDimensionality"}  # each builder's name for it
+
+
 def desired_model(settings: Settings) -> dict[str, Any]:
     """The model JSON of the configset, aimed at the configured embedding service."""
     model: dict[str, Any] = json.loads((MODELS / "default_model.json").read_text())
+    if settings.embeddings_service == "gemini":
+        model["class"] = GEMINI_MODEL
     model["name"] = settings.embeddings_model
     model["params"]["baseUrl"] = settings.agent_url
     model["params"]["modelName"] = settings.embeddings_model_name
     model["params"]["timeout"] = settings.embeddings_timeout
+    if settings.embeddings_token:
+        model["params"]["apiKey"] = settings.embeddings_token
+    if settings.embeddings_dimensions:
+        model["params"][DIMENSIONS[settings.embeddings_service]] = settings.embeddings_dimensions
     return model
 
 

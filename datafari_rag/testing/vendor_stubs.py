@@ -1,10 +1,12 @@
 """Local recording stubs of Anthropic's Messages API and Google's Gemini API, as their SDKs call
 them (JSON answers and server-sent event streams, token usage, error bodies), for the LLM services
-of ``ai.llm.service=anthropic|gemini``. Each keeps every request body it received."""
+of ``ai.llm.service=anthropic|gemini``, and Gemini's embeddings (``batchEmbedContents``,
+``embedContent``) for ``solr.embeddings.service=gemini``. Each keeps every request body it received."""
 
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -101,7 +103,36 @@ class AnthropicStub(_Recording):
         return app
 
 
+Embed = Callable[[list[str]], list[list[float]]]
+
+
+def _shortened(vector: list[float], size: int | None) -> list[float]:
+    """Gemini's outputDimensionality: the first ``size`` values, made unit length again."""
+    if not size:
+        return vector
+    head = vector[:size]
+    norm = math.sqrt(sum(v * v for v in head)) or 1.0
+    return [v / norm for v in head]
+
+
 class GeminiStub(_Recording):
+    def __init__(self, answer: Answer | None = None, embed: Embed | None = None) -> None:
+        super().__init__(answer)
+        self.embed = embed  # what gives the embeddings' values (a real model, in the tests)
+        self.keys: list[str | None] = []  # the x-goog-api-key of each request
+        self.agents: list[str] = []  # the User-Agent of each request (Solr's Java client, the SDK…)
+
+    def _embeddings(self, model_action: str, body: dict[str, Any]) -> Response | tuple[Response, int]:
+        if self.embed is None:
+            return jsonify({"error": {"code": 404, "message": "no embedding model", "status": "NOT_FOUND"}}), 404
+        single = model_action.endswith(":embedContent")
+        asked = [body] if single else body["requests"]
+        texts = [" ".join(p["text"] for p in r["content"]["parts"]) for r in asked]
+        vectors = [_shortened(v, r.get("outputDimensionality")) for v, r in zip(self.embed(texts), asked, strict=True)]
+        if single:
+            return jsonify({"embedding": {"values": vectors[0]}})
+        return jsonify({"embeddings": [{"values": v} for v in vectors]})
+
     def app(self) -> Flask:
         app = Flask("gemini-stub")
 
@@ -125,10 +156,15 @@ class GeminiStub(_Recording):
         @app.post("/<version>/models/<model_action>")
         def generate(version: str, model_action: str) -> Response | tuple[Response, int]:
             body, failure = self._record()
+            with self.lock:
+                self.keys.append(request.headers.get("x-goog-api-key"))
+                self.agents.append(request.headers.get("User-Agent", ""))
             if failure:
                 status = {429: "RESOURCE_EXHAUSTED", 400: "INVALID_ARGUMENT"}.get(failure, "UNAVAILABLE")
                 error = {"error": {"code": failure, "message": f"stub {failure}", "status": status}}
                 return jsonify(error), failure
+            if model_action.endswith((":batchEmbedContents", ":embedContent")):
+                return self._embeddings(model_action, body)
             text = self.answer(body)
             if model_action.endswith(":generateContent"):
                 return jsonify(answer(text, text))

@@ -46,6 +46,7 @@ final class EmbeddingModelFactory {
       case "maxRetries":
       case "maxSegmentsPerBatch":
       case "dimensions":
+      case "outputDimensionality":
         type.getMethod(name, Integer.class).invoke(builder, ((Number) value).intValue());
         return;
       default:
