@@ -49,7 +49,7 @@ plugin-test: jars
 	@grep -h "Tests run" solr_config/plugin/target/surefire-reports/*.txt
 
 test: lint jars browser plugin-test
-	$(PY) -m pytest -v
+	$(PY) -m pytest -v --durations=25
 
 # DatafariUI (francelabs/DatafariUI; DATAFARIUI_SRC: its git directory or folder) built with npm and
 # driven in Debian's chromium; screenshots in var/e2e/screenshots. Also every benchmark's quick run

@@ -1,9 +1,9 @@
 package datafari.rag.solr.textvector;
 
-import com.carrotsearch.randomizedtesting.ThreadFilter;
 import com.carrotsearch.randomizedtesting.annotations.ThreadLeakFilters;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import datafari.rag.solr.HttpClientThreads;
 import dev.langchain4j.data.embedding.Embedding;
 import dev.langchain4j.model.embedding.EmbeddingModel;
 import java.io.IOException;
@@ -32,20 +32,13 @@ import org.junit.Test;
     filters = {
       SolrIgnoredThreadsFilter.class,
       QuickPatchThreadsFilter.class,
-      EmbeddingModelFactoryTest.HttpClientThreads.class
+      HttpClientThreads.class
     })
 public class EmbeddingModelFactoryTest extends SolrTestCase {
   private static final List<Map<String, Object>> BODIES = new CopyOnWriteArrayList<>();
   private static final List<String> KEYS = new CopyOnWriteArrayList<>();
   private static HttpServer gemini;
 
-  /** The JDK HTTP client langchain4j uses keeps a selector thread until it is collected. */
-  public static class HttpClientThreads implements ThreadFilter {
-    @Override
-    public boolean reject(Thread t) {
-      return t.getName().startsWith("HttpClient-");
-    }
-  }
 
   @BeforeClass
   public static void startGemini() throws IOException {

@@ -1,8 +1,8 @@
 package datafari.rag.solr.vector;
 
 import com.carrotsearch.randomizedtesting.annotations.ThreadLeakFilters;
-import com.carrotsearch.randomizedtesting.ThreadFilter;
 import com.sun.net.httpserver.HttpServer;
+import datafari.rag.solr.HttpClientThreads;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -48,7 +48,7 @@ import org.junit.Test;
     filters = {
       SolrIgnoredThreadsFilter.class,
       QuickPatchThreadsFilter.class,
-      VectorUpdateProcessorTest.HttpClientThreads.class
+      HttpClientThreads.class
     })
 public class VectorUpdateProcessorTest extends SolrCloudTestCase {
   private static final int DIMENSION = 384;
@@ -56,13 +56,6 @@ public class VectorUpdateProcessorTest extends SolrCloudTestCase {
   private static final AtomicInteger CALLS = new AtomicInteger();
   private static HttpServer embeddings;
 
-  /** The JDK HTTP client the OpenAI model uses keeps a selector thread until it is collected. */
-  public static class HttpClientThreads implements ThreadFilter {
-    @Override
-    public boolean reject(Thread t) {
-      return t.getName().startsWith("HttpClient-");
-    }
-  }
 
   @BeforeClass
   public static void startCluster() throws Exception {
