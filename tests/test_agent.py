@@ -91,6 +91,8 @@ def test_models_and_health(agent_url: str) -> None:
         "dimension": DIMENSION,
     }
     assert health["queryCache"]["size"] == 10000
+    # the model the chunks are embedded with (solr.embeddings.modelName), not only the agent's own
+    assert health["documents"] == {"model": "bge-small-en-v1.5", "served": True}
 
 
 def test_a_query_asked_again_is_not_embedded_again(agent_url: str) -> None:

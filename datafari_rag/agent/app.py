@@ -32,6 +32,9 @@ def create_agent_app(
         admission = Admission(settings.agent_max_pending, settings.agent_embedding_deadline)
     app.extensions["admission"] = admission
     app.extensions["query_vectors"] = QueryVectors(settings.agent_query_cache if settings else 0)
+    # what Solr asks the agent for (solr.embeddings.modelName / queryModelName): /health names them
+    chunks = settings or load_settings()
+    app.extensions["document_models"] = (chunks.embeddings_model_name, chunks.embeddings_query_model_name)
     kind = generator or (settings.agent_generator if settings else "extractive")
     if kind == "gguf":
         from .gguf import GgufGenerator

@@ -136,9 +136,20 @@ def list_models() -> Response:
 
 @bp.get("/health")
 def health() -> Response:
+    """UP; ``model`` is the agent's own (the guard's and the generator's), ``documents`` the models
+    the configuration has Solr embed the chunks and the queries with, and whether this agent serves them."""
     kept = current_app.extensions["query_vectors"]
     cache = {"size": kept.size, "hits": kept.hits, "misses": kept.misses}
-    return jsonify({"status": "UP", "model": MODEL_NAME, "dimension": DIMENSION, "queryCache": cache})
+    passages, queries = current_app.extensions.get("document_models", (MODEL_NAME, ""))
+    documents = {"model": passages, "served": _serves(passages)}
+    if queries:
+        documents |= {"queryModel": queries, "queryModelServed": _serves(queries)}
+    body = {"status": "UP", "model": MODEL_NAME, "dimension": DIMENSION, "documents": documents}
+    return jsonify({**body, "queryCache": cache})
+
+
+def _serves(name: str) -> bool:
+    return name == MODEL_NAME or (name in PACKAGED and jar_path(PACKAGED[name]).is_file())
 
 
 def decode_base64_embedding(value: str) -> np.ndarray:
