@@ -192,6 +192,9 @@ def test_a_shard_leader_failing_to_embed_never_gives_200_for_a_parent_without_ch
             collection_main="truth_FileShare",
             collection_vector="truth_VectorMain",
             embeddings_endpoint=f"{flaky}/v1",
+            # the failures here last: resending a batch a minute long (the default schedule) only waits
+            index_retry_attempts=1,
+            index_retry_delay=0.5,
         )
         bootstrap(SolrClient(mine.solr_url, 120), mine, shards=2, replicas=2)
         solr = SolrClient(nodes[0].url, 120)
