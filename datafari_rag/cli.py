@@ -368,7 +368,12 @@ def eval_group() -> None:
 @click.option("--reindex", is_flag=True, help="Index the corpus again even if it is there.")
 @click.option("--max-queries", type=click.IntRange(1), default=None, help="Only the first N test queries.")
 @click.option("--fusion", type=click.Choice(["rrf", "normalized"]), default=None, help="rrf mode: hybrid.fusion.")
-@click.option("--weights", default=None, metavar="BM25,VECTOR", help="rrf mode: rrf.weight.bm25 and rrf.weight.vector.")
+@click.option(
+    "--weights",
+    default=None,
+    metavar="BM25,VECTOR",
+    help="rrf mode: rrf.weight.bm25 and rrf.weight.vector, for questions of every language (the .fr ones too).",
+)
 @click.option(
     "--rerank",
     type=click.Choice(["api", "onnx", "llm"]),
@@ -402,7 +407,12 @@ def eval_retrieval_cmd(
             bm25_weight, vector_weight = (float(w) for w in weights.split(","))
         except ValueError:
             raise click.BadParameter("two numbers, e.g. 1,0.5", param_hint="--weights") from None
-        settings = settings.replace(rrf_weight_bm25=bm25_weight, rrf_weight_vector=vector_weight)
+        settings = settings.replace(  # for questions of every language
+            rrf_weight_bm25=bm25_weight,
+            rrf_weight_vector=vector_weight,
+            rrf_weight_bm25_fr=bm25_weight,
+            rrf_weight_vector_fr=vector_weight,
+        )
     chosen = [m.strip() for m in modes.split(",") if m.strip()]
     unknown = [m for m in chosen if m not in RETRIEVAL_MODES]
     if unknown:
