@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from jinja2 import meta
 
@@ -65,3 +67,25 @@ def test_an_override_may_use_every_variable_its_packaged_prompt_uses() -> None:
         for block in packaged.blocks.values():
             assert "".join(block(packaged.new_context(dict(TRIAL))))
         assert checked_templates({name: source}, name) == {name: source}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{% for a in snippets %}{% for b in snippets %}x{% endfor %}{% endfor %}",  # CPU: length squared
+        '{{ "x" * 1000000000 }}',  # memory
+        "{{ query|center(1000000000) }}",
+        "{{ range(100000)|list }}",
+        "{% set s = query %}{{ s }}",
+        "{% if query %}x{% endif %}",
+        "{{ query.upper() }}",
+    ],
+)
+def test_a_conversations_prompt_is_plain_text_variables_and_blocks(text: str) -> None:
+    """Any signed-in user writes a conversation's prompts, and the sandbox bounds neither time nor
+    memory: theirs may hold nothing that computes; an administrator's workflow prompt may."""
+    with pytest.raises(TemplateError, match=re.escape("text, {{ variables }} and blocks only")):
+        checked_templates({"chat": text}, "where", plain=True)
+    plain = {"chat": "{% block user %}Asked: {{ query }}{% endblock %}Be brief. {{ language_instruction }}"}
+    assert checked_templates(plain, "where", plain=True) == plain
+    assert checked_templates({"chat": "{% if query %}Q: {{ query|upper }}{% endif %}"}, "where")

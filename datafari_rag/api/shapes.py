@@ -78,7 +78,7 @@ def _prompts(value: Any) -> dict[str, str] | None:
     if value is None:
         return None
     try:
-        return checked_templates(value, "'prompts'")
+        return checked_templates(value, "'prompts'", plain=True)  # any signed-in user writes them
     except TemplateError as exc:
         raise DatafariError("conversationBadRequest", str(exc)) from None
 

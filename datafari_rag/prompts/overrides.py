@@ -4,9 +4,13 @@ packaged file.
 
 An override is jinja2 text for one of the answer prompts. Text without blocks replaces the
 template's instructions (its ``system`` block); text with ``{% block system %}`` or
-``{% block user %}`` replaces those blocks and keeps the others. Overrides are written by users (a
-conversation's owner), so they are rendered in jinja2's sandbox: they see the request's variables
-(the question, the user's own retrieved documents…) and nothing of Python's.
+``{% block user %}`` replaces those blocks and keeps the others. Overrides are rendered in jinja2's
+sandbox: they see the request's variables (the question, the user's own retrieved documents…) and
+nothing of Python's. A conversation's are written by any signed-in user, and the sandbox does not
+bound time or memory (loops over the documents' characters, ``"x" * 10**9``, ``center(10**9)``):
+theirs are ``plain`` — text, ``{{ variable }}`` and the two blocks, nothing else — so what they
+render is bounded by their own size and the variables'. Workflows' and the configuration's, written
+by administrators, may use all of jinja2.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from functools import lru_cache
 from typing import Any
 
 import jinja2
+from jinja2 import nodes
 from jinja2.sandbox import SandboxedEnvironment
 
 # The prompts rendered with a request's context: the ones a workflow or a room may replace
@@ -94,10 +99,27 @@ def parsed_templates(text: str, where: str) -> dict[str, str]:
     return checked_templates(value, where)
 
 
-def checked_templates(value: Any, where: str) -> dict[str, str]:
-    """Overrides as a conversation or a workflow gives them: known prompt names, text of at most
-    20000 characters, each compiled and tried with every variable the prompt gets (TemplateError,
-    naming ``where``)."""
+PLAIN_NODES = (nodes.Template, nodes.Block, nodes.Output, nodes.TemplateData, nodes.Name)
+
+
+def _plain_only(name: str, text: str) -> None:
+    """A ``plain`` override: text, ``{{ variable }}`` and the system/user blocks (TemplateError)."""
+    try:
+        tree = _sandbox().parse(text)
+    except jinja2.TemplateError as exc:
+        raise TemplateError(f"prompt '{name}': {exc}") from None
+    other = sorted({type(n).__name__ for n in tree.find_all(nodes.Node) if not isinstance(n, PLAIN_NODES)})
+    if other:
+        raise TemplateError(
+            f"prompt '{name}': a conversation's prompt holds text, {{{{ variables }}}} and blocks only "
+            f"(not {', '.join(other)})"
+        )
+
+
+def checked_templates(value: Any, where: str, plain: bool = False) -> dict[str, str]:
+    """Overrides as a conversation (``plain``) or a workflow gives them: known prompt names, text of
+    at most 20000 characters, each compiled and tried with every variable the prompt gets
+    (TemplateError, naming ``where``)."""
     if not isinstance(value, dict):
         raise TemplateError(f"{where}: an object of prompt name to template text")
     unknown = sorted(set(value) - set(OVERRIDABLE))
@@ -107,6 +129,8 @@ def checked_templates(value: Any, where: str) -> dict[str, str]:
         if not isinstance(text, str) or not text.strip() or len(text) > MAX_TEMPLATE_CHARS:
             raise TemplateError(f"{where}: prompt '{name}' is text of 1 to {MAX_TEMPLATE_CHARS} characters")
         try:
+            if plain:
+                _plain_only(name, text)
             template = compiled(name, text)
             for block in template.blocks.values():
                 "".join(block(template.new_context(dict(TRIAL))))
