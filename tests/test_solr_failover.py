@@ -82,3 +82,56 @@ def test_every_node_down_is_one_clear_error() -> None:
     with pytest.raises(SolrError) as down:
         SolrClient(f"{first},{second}", timeout=2).get("admin/info/system")
     assert down.value.status == 0 and first in str(down.value) and second in str(down.value)
+
+
+SEEN: dict[str, int] = {}  # requests per path
+CHANGING = {  # path -> the error its first answers are
+    "/solr/lost/select": (403, "URL http://n1/solr/c_shard1_replica_n6/ is neither a live node of the cluster"),
+    "/solr/expiring/select": (500, "KeeperErrorCode = ConnectionLoss for /live_nodes"),
+    "/solr/forbidden/select": (403, "Unauthorized request, Response code: 403"),
+}
+
+
+class Changing(BaseHTTPRequestHandler):
+    """A node whose cluster is changing: its first answers to each path are Solr's errors of that
+    moment, then it answers."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        path = self.path.split("?")[0]
+        SEEN[path] = SEEN.get(path, 0) + 1
+        status, message = CHANGING.get(path, (200, ""))
+        if path != "/solr/forbidden/select" and SEEN[path] > 2:
+            status = 200
+        body = json.dumps({"error": {"msg": message, "code": status}} if status != 200 else {"response": {}}).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+def test_a_read_refused_while_the_cluster_changes_is_sent_again_and_no_other_refusal_is() -> None:
+    """Killing a node of the local cluster showed Solr refusing a search once with 403 (the replica
+    it chose left live_nodes before its allow-list check) and ZooKeeper's ConnectionLoss: reads
+    are sent again after a pause; a real refusal is said at once, sent once."""
+    from datafari_rag.security.acl import UserAccess
+    from datafari_rag.solr.search import RESEND_PAUSES, secured_search
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Changing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    client = SolrClient(f"http://127.0.0.1:{server.server_port}/solr", timeout=5)
+    access = UserAccess.anonymous()
+    try:
+        for collection in ("lost", "expiring"):
+            assert secured_search(client, collection, "select", {"q": "x"}, access) == {"response": {}}
+            assert SEEN[f"/solr/{collection}/select"] == len(RESEND_PAUSES) + 1
+        with pytest.raises(SolrError) as refused:
+            secured_search(client, "forbidden", "select", {"q": "x"}, access)
+        assert refused.value.status == 403 and not refused.value.transient
+        assert SEEN["/solr/forbidden/select"] == 1
+    finally:
+        server.shutdown()

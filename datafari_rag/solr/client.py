@@ -21,12 +21,30 @@ POOL_SIZE = 128  # connections kept open to Solr: every concurrent request of a 
 CONNECT_TIMEOUT = 2.0  # seconds: a Solr on the network connects in milliseconds, or is not there
 
 
+# What a node says while its view of the cluster changes under it (a node lost, its ZooKeeper
+# session expiring, a new leader elected): the same read sent a moment later is answered.
+CLUSTER_CHANGING = (
+    "is neither a live node",  # 403: the replica chosen went from live_nodes between choice and check
+    "no servers hosting shard",
+    "ConnectionLoss",
+    "Cannot talk to ZooKeeper",
+)
+
+
 class SolrError(RuntimeError):
     """Solr answered with an error, or could not be reached; ``status`` is 0 when unreachable."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
+
+    @property
+    def transient(self) -> bool:
+        """Solr answered, but only because its cluster is changing: a read may be sent again.
+        Unreachable (0) is not: every node was already tried."""
+        if self.status in (503, 510):
+            return True
+        return self.status in (403, 500) and any(mark in str(self) for mark in CLUSTER_CHANGING)
 
 
 class SolrClient:

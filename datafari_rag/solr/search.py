@@ -9,12 +9,13 @@ searched (another collection, shards, a request handler switch) through.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlencode
 
 from ..security.acl import UserAccess, acl_params
-from .client import SolrClient
+from .client import SolrClient, SolrError
 
 HANDLERS = ("select", "vector", "get", "spell")  # get: real-time get by id; spell: did-you-mean's candidates
 # The indexer's unrestricted searches go to the handler Solr's security filter is not appended to
@@ -43,6 +44,7 @@ FORBIDDEN = frozenset(
 
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded; charset=UTF-8"}
+RESEND_PAUSES = (0.25, 0.75)  # seconds before each resend of a read refused while the cluster changes
 
 
 def secured_search(
@@ -55,6 +57,13 @@ def secured_search(
 ) -> dict[str, Any]:
     """Runs one search on ``collection``/``handler`` restricted to what ``access`` may read."""
     path, form = _secured_request(collection, handler, params, access)
+    for pause in RESEND_PAUSES:
+        try:
+            return solr.request("POST", path, data=form, timeout=timeout, headers=FORM)
+        except SolrError as exc:
+            if not exc.transient:
+                raise
+            time.sleep(pause)  # a read changes nothing: sent again once the cluster has settled
     return solr.request("POST", path, data=form, timeout=timeout, headers=FORM)
 
 

@@ -133,73 +133,91 @@ def test_losing_any_one_node_keeps_search_answers_and_indexing_working(
     http = urllib3.PoolManager(maxsize=8, retries=False, timeout=urllib3.Timeout(total=60))
     sent: list[str] = []
 
-    with serve(create_app(cloud.replace(llm_endpoint=fake_llm_server[1]))) as sidecar:
+    try:
+        with serve(create_app(cloud.replace(llm_endpoint=fake_llm_server[1]))) as sidecar:
 
-        def search(_: int) -> str | None:
-            got = http.request("GET", f"{sidecar}{API}/search/select", fields={"q": "procedure", "rows": "0"})
-            found = got.json().get("response", {}).get("numFound", -1) if got.status == 200 else -1
-            return None if found == 2 * len(TOPICS) else f"{got.status} {got.data[:200]!r}"
+            def search(_: int) -> str | None:
+                got = http.request("GET", f"{sidecar}{API}/search/select", fields={"q": "procedure", "rows": "0"})
+                found = got.json().get("response", {}).get("numFound", -1) if got.status == 200 else -1
+                return None if found == 2 * len(TOPICS) else f"{got.status} {got.data[:200]!r}"
 
-        def vector(_: int) -> str | None:
-            got = http.request("GET", f"{sidecar}{API}/search/vector", fields={"queryrag": "fire drill", "topK": "3"})
-            docs = got.json().get("response", {}).get("docs", []) if got.status == 200 else []
-            return None if len(docs) == 3 else f"{got.status} {got.data[:200]!r}"
+            def vector(_: int) -> str | None:
+                got = http.request(
+                    "GET", f"{sidecar}{API}/search/vector", fields={"queryrag": "fire drill", "topK": "3"}
+                )
+                docs = got.json().get("response", {}).get("docs", []) if got.status == 200 else []
+                return None if len(docs) == 3 else f"{got.status} {got.data[:200]!r}"
 
-        def answer(_: int) -> str | None:
-            got = http.request("POST", f"{sidecar}{API}/ai/rag", json={"query": "What is the fire drill procedure?"})
-            status = (
-                got.json().get("status") if got.headers.get("Content-Type", "").startswith("application/json") else None
-            )
-            return None if got.status == 200 and status == "OK" else f"{got.status} {got.data[:200]!r}"
+            def answer(_: int) -> str | None:
+                got = http.request(
+                    "POST", f"{sidecar}{API}/ai/rag", json={"query": "What is the fire drill procedure?"}
+                )
+                status = (
+                    got.json().get("status")
+                    if got.headers.get("Content-Type", "").startswith("application/json")
+                    else None
+                )
+                return None if got.status == 200 and status == "OK" else f"{got.status} {got.data[:200]!r}"
 
-        def index(n: int) -> str | None:
-            docs = [
-                {
-                    "id": f"lost{lost}-{n}-{k}",
-                    "title": "pump",
-                    "exactContent": f"Pump {n}.{k} was checked on site {lost}.",
-                }
-                for k in range(3)
-            ]
-            sent.extend(d["id"] for d in docs)
-            report = index_documents(indexer, docs, progress=False)
-            return None if report.added == len(docs) and not report.failed else str(report)
+            def index(n: int) -> str | None:
+                docs = [
+                    {
+                        "id": f"lost{lost}-{n}-{k}",
+                        "title": "pump",
+                        "exactContent": f"Pump {n}.{k} was checked on site {lost}.",
+                    }
+                    for k in range(3)
+                ]
+                sent.extend(d["id"] for d in docs)
+                report = index_documents(indexer, docs, progress=False)
+                return None if report.added == len(docs) and not report.failed else str(report)
 
-        load = Load()
-        for name, call in (("search", search), ("vector", vector), ("answer", answer), ("index", index)):
-            load.run(name, call)
-        time.sleep(BEFORE)
-        _kill(node.pid())
-        _kill(zookeeper.pid())
-        killed = time.monotonic() - load.began
-        time.sleep(AFTER)
-        load.finish(least=3, within=120)
+            load = Load()
+            for name, call in (("search", search), ("vector", vector), ("answer", answer), ("index", index)):
+                load.run(name, call)
+            time.sleep(BEFORE)
+            _kill(node.pid())
+            _kill(zookeeper.pid())
+            killed = time.monotonic() - load.began
+            time.sleep(AFTER)
+            load.finish(least=3, within=120)
 
-    print(f"\nlost node{lost + 1} at {killed:.1f}s: calls {load.calls}, failed {len(load.failures)}, sent {len(sent)}")
-    assert not load.failures, f"killed at {killed:.1f}s; calls {load.calls}; failures: {load.failures[:10]}"
-    assert all(load.calls.get(name, 0) >= 3 for name in ("search", "vector", "answer", "index")), load.calls
-    for collection in (cloud.collection_main, cloud.collection_vector):
-        solr.get(f"{collection}/update", {"commit": "true"})
-    parents = {
-        d["id"]
-        for d in solr.get(f"{cloud.collection_main}/select", {"q": f"id:lost{lost}-*", "rows": 10000, "fl": "id"})[
-            "response"
-        ]["docs"]
-    }
-    chunked = solr.get(
-        f"{cloud.collection_vector}/select",
-        {"q": f"parent_doc:lost{lost}-*", "rows": 0, "facet": "true", "facet.field": "parent_doc", "facet.limit": -1},
-    )["facet_counts"]["facet_fields"]["parent_doc"]
-    with_chunks = {chunked[i] for i in range(0, len(chunked), 2) if chunked[i + 1] > 0}
-    assert parents == set(sent) == with_chunks, (len(sent), len(parents), len(with_chunks))
-    # bootstrap spread the leaders and a node that comes back leads nothing: each node killed led
-    # a shard of its own, whose writes waited for a new leader
-    assert leads, "the lost node led no shard"
-
-    # the machine comes back: its ZooKeeper server rejoins the ensemble, its node its shards
-    zookeeper.start(120)
-    node.start(180)
-    deadline = time.monotonic() + 180
-    while not _recovered(solr, node):
-        assert time.monotonic() < deadline, "the node's replicas did not recover"
-        time.sleep(1)
+        print(
+            f"\nlost node{lost + 1} at {killed:.1f}s: calls {load.calls}, failed {len(load.failures)}, sent {len(sent)}"
+        )
+        assert not load.failures, f"killed at {killed:.1f}s; calls {load.calls}; failures: {load.failures[:10]}"
+        assert all(load.calls.get(name, 0) >= 3 for name in ("search", "vector", "answer", "index")), load.calls
+        for collection in (cloud.collection_main, cloud.collection_vector):
+            solr.get(f"{collection}/update", {"commit": "true"})
+        parents = {
+            d["id"]
+            for d in solr.get(f"{cloud.collection_main}/select", {"q": f"id:lost{lost}-*", "rows": 10000, "fl": "id"})[
+                "response"
+            ]["docs"]
+        }
+        chunked = solr.get(
+            f"{cloud.collection_vector}/select",
+            {
+                "q": f"parent_doc:lost{lost}-*",
+                "rows": 0,
+                "facet": "true",
+                "facet.field": "parent_doc",
+                "facet.limit": -1,
+            },
+        )["facet_counts"]["facet_fields"]["parent_doc"]
+        with_chunks = {chunked[i] for i in range(0, len(chunked), 2) if chunked[i + 1] > 0}
+        assert parents == set(sent) == with_chunks, (len(sent), len(parents), len(with_chunks))
+        # bootstrap spread the leaders and a node that comes back leads nothing: each node killed led
+        # a shard of its own, whose writes waited for a new leader
+        assert leads, "the lost node led no shard"
+    finally:
+        # the machine comes back — after a failure too, so that the next loss is one machine's:
+        # its ZooKeeper server rejoins the ensemble, its node its shards
+        if zookeeper.pid() is None:
+            zookeeper.start(120)
+        if node.pid() is None:
+            node.start(180)
+        deadline = time.monotonic() + 180
+        while not _recovered(solr, node):
+            assert time.monotonic() < deadline, "the node's replicas did not recover"
+            time.sleep(1)
