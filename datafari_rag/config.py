@@ -147,6 +147,15 @@ class Settings:
         minimum=1,
         maximum=600,
     )
+    embeddings_max_retries: int = _key(
+        EMBED,
+        "solr.embeddings.maxRetries",
+        2,
+        "Times Solr's model sends a failed or timed-out embedding call again (the model store entry's "
+        "maxRetries) before the write fails; the indexer then sends the batch again (index.retry.attempts).",
+        minimum=0,
+        maximum=10,
+    )
     vector_field: str = _key(EMBED, "solr.vector.field", "vector_384", "The dense vector field the model fills.")
     embeddings_endpoint: str = _key(
         EMBED,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -24,20 +25,26 @@ from ..config import Settings
 from ..indexing.corpus import index_documents
 from ..indexing.embedder import ChunkEmbedder
 from ..llm import LlmService
+from ..llm.embeddings import EmbeddingError
+from ..llm.service import LlmError
 from ..paths import var_dir
 from ..rag.query_enhancement import enhance
 from ..rag.query_params import QueryParams
 from ..registry import RETRIEVAL_MODES
 from ..retrieval import RetrievalContext, Snippet, retrieve, retrieve_all
 from ..retrieval.rerank import Reranker
+from ..retrieval.rerankers import RerankError
 from ..security import UserAccess
 from ..services import Services
-from ..solr import SolrClient
+from ..solr import SolrClient, SolrError
 from ..solr.bootstrap import bootstrap
 from . import EvaluationInputError, missing_field, read_jsonl
 
+log = logging.getLogger(__name__)
 MEASURES = [nDCG @ 10, R @ 100, RR @ 10]
 DEPTH = 100
+# a query these stop (a service timing out on a busy machine) scores 0 and is counted; the run goes on
+QUERY_FAILURES = (SolrError, EmbeddingError, LlmError, RerankError)
 
 
 @dataclass
@@ -177,17 +184,24 @@ def evaluate(
     modes: list[str],
     reranker: Reranker | None = None,
     llm: LlmService | None = None,
-) -> dict[str, dict[str, float]]:
+) -> dict[str, dict[str, Any]]:
     """Each mode over the test queries; with ``llm``, query enhancement (``query.*``) as in RAG."""
     ctx = replace(RetrievalContext.of(solr, settings, UserAccess.anonymous()), embed=ChunkEmbedder(settings).embed)
     available = retrievers(ctx, settings, reranker, llm)
-    results: dict[str, dict[str, float]] = {}
+    results: dict[str, dict[str, Any]] = {}
     for mode in modes:
         run: dict[str, dict[str, float]] = {}
+        failed: list[str] = []
         began = time.perf_counter()
         for qid, text in tqdm(beir.queries.items(), unit="query", desc=mode):
-            run[qid] = available[mode](text)
+            try:
+                run[qid] = available[mode](text)
+            except QUERY_FAILURES as exc:
+                failed.append(f"{qid}: {exc}")
+                log.warning("%s: query %s failed, scored 0: %s", mode, qid, exc)
         seconds = time.perf_counter() - began
+        if len(failed) == len(beir.queries):
+            raise EvaluationInputError(f"{mode}: every query failed, e.g. {failed[0]}")
         # only the judgements of the queries asked: a query cut by --max-queries must not count as 0
         judged = {qid: beir.qrels[qid] for qid in beir.queries if qid in beir.qrels}
         scores = ir_measures.calc_aggregate(MEASURES, judged, run)
@@ -197,14 +211,19 @@ def evaluate(
             "MRR@10": scores[RR @ 10],
             "queries/s": len(beir.queries) / seconds,
             "queries": len(beir.queries),
+            "failed": len(failed),
+            "first failure": failed[0] if failed else None,
         }
     return results
 
 
-def table(results: dict[str, dict[str, float]]) -> str:
+def table(results: dict[str, dict[str, Any]]) -> str:
     lines = [f"{'mode':<8} {'nDCG@10':>8} {'Recall@100':>10} {'MRR@10':>8} {'queries/s':>10}"]
     for mode, r in results.items():
         lines.append(
             f"{mode:<8} {r['nDCG@10']:>8.3f} {r['Recall@100']:>10.3f} {r['MRR@10']:>8.3f} {r['queries/s']:>10.1f}"
         )
+    for mode, r in results.items():
+        if r.get("failed"):
+            lines.append(f"{mode}: {r['failed']} of {r['queries']} queries failed, scored 0 ({r['first failure']})")
     return "\n".join(lines)

@@ -12,6 +12,7 @@ again as FileShare stores them, for ``sync`` and ``reconcile``.
 from __future__ import annotations
 
 import logging
+import re
 import time
 import unicodedata
 import zlib
@@ -36,6 +37,8 @@ ACL_FIELDS = tuple(f"{kind}_token_{level}" for kind in ("allow", "deny") for lev
 # FileShare's processor embeds each request's chunks in one call, while the other request's wait:
 # two update requests side by side keep two embedding calls (two cores of the agent) busy.
 PARALLEL_POSTS = 2
+# Solr's processor failing because its call to the embedding service outlived the model's timeout
+EMBEDDING_TIMED_OUT = re.compile(r"Could not embed.*(timed? ?out|TimeoutException)", re.I | re.S)
 
 
 class DocumentError(ValueError):
@@ -227,13 +230,26 @@ class Indexer:
         try:
             self._resent(f"{len(docs)} documents", lambda: self.main.add(docs, False, within))
             return
-        except SolrError:
-            pass
+        except SolrError as exc:
+            if len(docs) == 1:  # nothing to tell apart: sending it alone again would wait as long again
+                results[docs[0]["id"]].fail(self._explained(str(exc)), 400 if exc.status == 400 else 503)
+                return
         for doc in docs:  # one bad document fails Solr's whole batch: find which, keep the others
             try:
                 self.main.add([doc], False, within)
             except SolrError as exc:  # Solr's 400: the document; anything else: the service, send it again
-                results[doc["id"]].fail(str(exc), 400 if exc.status == 400 else 503)
+                results[doc["id"]].fail(self._explained(str(exc)), 400 if exc.status == 400 else 503)
+
+    def _explained(self, message: str) -> str:
+        """Solr's message, and the settings to change when its embedding calls timed out."""
+        if not EMBEDDING_TIMED_OUT.search(message):
+            return message
+        s = self.settings
+        return (
+            f"{message} — the embedding service did not answer within solr.embeddings.timeout "
+            f"({s.embeddings_timeout} s), {s.embeddings_max_retries + 1} time(s) (solr.embeddings.maxRetries = "
+            f"{s.embeddings_max_retries}): raise them, or give the service more capacity"
+        )
 
     # --- writing again parents already in FileShare (sync, reconcile) ---------------------------
 

@@ -41,6 +41,7 @@ def desired_model(settings: Settings) -> dict[str, Any]:
     model["params"]["baseUrl"] = settings.agent_url
     model["params"]["modelName"] = settings.embeddings_model_name
     model["params"]["timeout"] = settings.embeddings_timeout
+    model["params"]["maxRetries"] = settings.embeddings_max_retries
     if settings.embeddings_token:
         model["params"]["apiKey"] = settings.embeddings_token
     if settings.embeddings_dimensions:

@@ -81,3 +81,51 @@ def test_300_documents_through_a_slow_embedding_service_are_all_whole_and_nothin
     # the first batch is admitted before the agent knows its pace; after it, nothing computed is lost
     assert slow.computed - before <= DOCS + 64, (slow.computed, before, admission.refused)
     assert admission.refused > 0  # it did push back
+
+
+def test_an_embedding_service_slower_than_the_timeout_fails_the_write_naming_the_settings(
+    solr: SolrClient, settings: Settings, embedder: SentenceEmbedder
+) -> None:
+    """Solr's model gives up after solr.embeddings.timeout, solr.embeddings.maxRetries times more:
+    the write fails (503, no chunk written: the resend or ``reconcile`` completes it, docs/indexing.md)
+    and its error says which settings to raise, with their values; a one-document batch is not
+    sent alone again to find the culprit."""
+    from flask import Flask, jsonify, request
+
+    hang = threading.Event()
+    calls: list[int] = []
+    app = Flask("hanging")
+
+    @app.post("/v1/embeddings")
+    def embeddings():  # type: ignore[no-untyped-def]
+        texts = request.get_json()["input"]
+        calls.append(len(texts))
+        if hang.is_set():
+            time.sleep(4)
+        vectors = embedder.embed(texts)
+        return jsonify({"data": [{"index": i, "embedding": v.tolist()} for i, v in enumerate(vectors)], "model": "m"})
+
+    with serve(app) as service:
+        mine = settings.replace(
+            collection_main="hang_FileShare",
+            collection_vector="hang_VectorMain",
+            embeddings_endpoint=f"{service}/v1",
+            embeddings_model_name=MODEL_NAME,
+            embeddings_timeout=1,
+            embeddings_max_retries=1,
+            index_retry_attempts=0,
+        )
+        bootstrap(solr, mine)
+        [entry] = [m for m in solr.get("hang_VectorMain/schema/text-to-vector-model-store")["models"]]
+        assert entry["params"]["timeout"] == 1 and entry["params"]["maxRetries"] == 1
+        hang.set()
+        before = len(calls)
+        doc = {"id": "hang-1", "title": "Pump", "exactContent": "The pump was checked on site."}
+        report = index_documents(Indexer.of(solr, mine), [doc], progress=False)
+    assert report.added == 0 and report.failed == 1, report
+    error = report.errors[0]
+    assert "Could not embed the chunks of document hang-1" in error, error
+    assert "solr.embeddings.timeout (1 s), 2 time(s) (solr.embeddings.maxRetries = 1)" in error, error
+    assert len(calls) - before == 2  # the first call and its one retry
+    solr.get("hang_VectorMain/update", {"commit": "true"})
+    assert solr.get("hang_VectorMain/select", {"q": "parent_doc:hang-1", "rows": 0})["response"]["numFound"] == 0

@@ -8,13 +8,16 @@ from pathlib import Path
 import ir_measures
 import pytest
 from click.testing import CliRunner
+from flask import Flask, jsonify, request
 from ir_measures import RR, nDCG
 
+from datafari_rag.agent.model import SentenceEmbedder
 from datafari_rag.cli import main as cli
 from datafari_rag.config import Settings
 from datafari_rag.registry import RETRIEVAL_MODES
 from datafari_rag.testing.fake_llm import FakeLlm
 from datafari_rag.testing.overlap_cross_encoder import write_overlap_cross_encoder
+from datafari_rag.testing.servers import serve
 from tests.integration.conftest import cli_environment
 
 DOCS = {
@@ -147,3 +150,33 @@ def test_collections_indexed_with_another_model_are_indexed_again(
     bge = run_eval(folder, tmp_path, "--modes", "vector")
     assert ":bge-small-en-v1.5," in marker.read_text()
     assert minilm["vector"]["nDCG@10"] == pytest.approx(1.0) and bge["vector"]["nDCG@10"] == pytest.approx(1.0)
+
+
+def test_a_query_the_embedding_service_fails_is_counted_and_the_run_goes_on(
+    tmp_path: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch, embedder: SentenceEmbedder
+) -> None:
+    """A long run on a busy machine: one query's embedding fails (the service answers 503, after the
+    client's retries); that query scores 0, the table says how many failed and why, the others count."""
+    app = Flask("flaky-embeddings")
+
+    @app.post("/v1/embeddings")
+    def embeddings():  # type: ignore[no-untyped-def]
+        texts = request.get_json()["input"]
+        if any("remembering" in t for t in texts):
+            return jsonify({"error": {"message": "overloaded", "type": "server_error"}}), 503
+        vectors = embedder.embed(texts)
+        return jsonify({"data": [{"index": i, "embedding": v.tolist()} for i, v in enumerate(vectors)], "model": "m"})
+
+    with serve(app) as service:
+        cli_environment(monkeypatch, tmp_path / "var", settings, SOLR_EMBEDDINGS_ENDPOINT=f"{service}/v1")
+        out = tmp_path / "results.json"
+        folder = beir_folder(tmp_path / "beir", DOCS, QUERIES)
+        ran = CliRunner().invoke(
+            cli,
+            ["eval", "retrieval", str(folder), "--prefix", "evalflaky_", "--modes", "bm25,vector", "--json", str(out)],
+        )
+    assert ran.exit_code == 0, ran.output
+    assert "vector: 1 of 3 queries failed, scored 0 (q3: " in ran.output, ran.output
+    results = json.loads(out.read_text())["results"]
+    assert results["vector"]["failed"] == 1 and results["bm25"]["failed"] == 0
+    assert results["vector"]["nDCG@10"] == pytest.approx(2 / 3)  # q1 and q2 found first, q3 counted as 0
