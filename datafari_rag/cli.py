@@ -22,6 +22,7 @@ from .config import KEYS, ConfigError, Settings, convert, env_name, load_setting
 from .evaluation import EvaluationInputError
 from .indexing.indexer import Indexer
 from .paths import CONF, var_dir
+from .prompts import ABSTENTIONS
 from .registry import RETRIEVAL_MODES
 from .services import build_services
 from .solr import SolrError
@@ -446,6 +447,14 @@ def eval_retrieval_cmd(
 @click.option("--concurrency", type=click.IntRange(1, 64), default=1, show_default=True)
 @click.option("--prefix", default="evalqa_", show_default=True, help="Prefix of the evaluation's own collections.")
 @click.option("--reindex", is_flag=True, help="Index the corpus again even if it is there.")
+@click.option("--lang", type=click.Choice(sorted(ABSTENTIONS)), default=None, help="The requests' lang (prompts).")
+@click.option(
+    "--withhold",
+    type=click.FloatRange(0, 1),
+    default=0.0,
+    show_default=True,
+    help="Share of the asked questions' gold paragraphs left out of the index: their questions are unanswerable.",
+)
 @_SET
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @_clear_errors
@@ -458,23 +467,29 @@ def eval_answers_cmd(
     concurrency: int,
     prefix: str,
     reindex: bool,
+    lang: str | None,
+    withhold: float,
     overrides: tuple[str, ...],
     json_path: Path | None,
 ) -> None:
     """SQuAD-style exact match and F1, abstention accuracy, gold-paragraph hits and latency of ai/rag
-    on a folder with corpus.jsonl and qa.jsonl (question, answers, is_impossible, gold_doc_id)."""
+    on a folder with corpus.jsonl and qa.jsonl (question, answers, is_impossible, gold_doc_id);
+    the confidence's AUC and abstention for each rag.minConfidence."""
     from .app import create_app
-    from .evaluation.answers import as_json, ask_all, load_qa, report, sample, table
+    from .evaluation.answers import as_json, ask_all, load_qa, report, sample, table, withhold_gold
     from .evaluation.retrieval import index_corpus
 
+    if withhold:  # another corpus: collections of its own
+        prefix = f"{prefix}w{round(withhold * 100)}s{seed}_"
     settings = _evaluation_settings(prefix, overrides)
     if method:
         settings = settings.replace(retrieval_method=method)
     corpus, questions = load_qa(folder)
     chosen = sample(questions, None if ask_all_questions else size, seed)
+    corpus, chosen = withhold_gold(corpus, chosen, withhold, seed)
     app = create_app(settings)
     index_corpus(app.extensions["datafari_rag"], corpus, reindex)
-    result = report(list(ask_all(app, chosen, concurrency)))
+    result = report(list(ask_all(app, chosen, concurrency, lang)))
     if result.errors == result.questions:
         first = next(o for o in result.outcomes if o.status == "ERROR")
         raise click.ClickException(

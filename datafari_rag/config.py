@@ -643,6 +643,23 @@ class Settings:
         "How the answer is written: " + STRATEGIES.help() + ".",
         choices=STRATEGIES.names,
     )
+    confidence_relevance: bool = _key(
+        QUALITY,
+        "rag.confidence.relevance",
+        True,
+        "The answer's confidence also weighs how well it answers the question (its embedding's cosine "
+        "with the question's and the share of the question's words it holds, one embedding call): "
+        "false, only how much of it the sources support.",
+    )
+    min_confidence: float = _key(
+        QUALITY,
+        "rag.minConfidence",
+        0.1,
+        "An answer whose confidence is below this is replaced by the abstention sentence (its sources "
+        "still listed); 0: every answer is shown. 0.1 keeps false abstention at or below 0.1 on SQuAD 2.0 "
+        "and PIAF with the local generator (docs/evaluation.md has the curve to choose it from).",
+        maximum=1,
+    )
     reflect_max_rounds: int = _key(
         QUALITY, "rag.reflect.maxRounds", 1, "reflect: check-and-correct rounds at most.", minimum=1, maximum=3
     )

@@ -13,6 +13,7 @@ from datafari_rag.evaluation.answers import (
     abstained,
     answer_text,
     as_json,
+    auc,
     contains_answer,
     exact_match,
     normalize_answer,
@@ -20,6 +21,7 @@ from datafari_rag.evaluation.answers import (
     score,
     table,
     token_f1,
+    withhold_gold,
 )
 from datafari_rag.prompts import ABSTENTIONS
 
@@ -127,3 +129,48 @@ def test_confidence_is_reported_for_right_and_wrong_answers_apart() -> None:
     assert r.confidence_right == pytest.approx(0.9) and r.confidence_wrong == pytest.approx(0.2)
     assert "mean confidence: right answers" in table(r) and "90.0" in table(r)
     assert "n/a (none)" in table(report([score(answerable, _body("France", ["p"]), 0.1)]))  # no confidence sent
+
+
+def test_the_curve_counts_answers_below_each_threshold_as_abstentions_and_the_auc_ranks_them() -> None:
+    """From one run: rag.minConfidence t turns every answer below t into an abstention; the AUC is
+    the chance a right answer's confidence beats a wrong one's (ties half)."""
+    answerable = Question("a", "Where is Normandy?", ["France"], False, "p1")
+    impossible = Question("b", "Where is Narnia?", [], True, "p1")
+
+    def body(message: str, confidence: float) -> dict:
+        return {"status": "OK", "content": {"message": message, "documents": [], "confidence": confidence}}
+
+    r = report(
+        [
+            score(answerable, body("In France [1].", 0.8), 0.1),
+            score(answerable, body("In France, surely [1].", 0.4), 0.1),
+            score(impossible, body("Narnia is in France [1].", 0.3), 0.1),
+            score(impossible, body(NOT_FOUND, 0.0), 0.1),
+        ]
+    )
+    points = {p.threshold: (p.abstention_accuracy, p.false_abstention) for p in r.curve}
+    assert points[0.0] == (0.5, 0.0)  # only the real abstention
+    assert points[0.35] == (1.0, 0.0)  # the wrong answer (0.3) now abstained, both right ones kept
+    assert points[0.5] == (1.0, 0.5) and points[1.0] == (1.0, 1.0)
+    assert r.confidence_auc == pytest.approx(1.0)  # right 0.8 and 0.4 both above wrong 0.3
+    assert "rag.minConfidence" in table(r) and json.loads(json.dumps(as_json(r), allow_nan=False))["curve"]
+    assert auc([0.5], [0.5]) == 0.5 and auc([0.2], [0.7]) == 0.0
+
+
+def test_withholding_gold_paragraphs_makes_their_questions_unanswerable() -> None:
+    corpus = [{"_id": f"p{i}", "title": "", "text": f"paragraph {i}"} for i in range(4)]
+    questions = [Question(f"q{i}", f"question {i}?", ["x"], False, f"p{i % 4}") for i in range(8)]
+    kept, marked = withhold_gold(corpus, questions, 0.5, seed=3)
+    gone = {d["_id"] for d in corpus} - {d["_id"] for d in kept}
+    assert len(gone) == 2
+    for q in marked:
+        assert q.withheld == q.is_impossible == (q.gold_doc_id in gone) and (q.answers == []) == q.withheld
+    assert withhold_gold(corpus, questions, 0.5, seed=3) == (kept, marked)  # the seed decides
+    assert withhold_gold(corpus, questions, 0.0, seed=3) == (corpus, questions)
+    r = report([score(q, _body("x", []), 0.1) for q in marked])
+    assert r.withheld == 4 and "gold paragraph withheld" in table(r)
+    # by what was sent: the answerable ones' gold paragraph sent to half of them, none abstained
+    sent = [score(q, _body("x", [q.gold_doc_id] if i % 2 else []), 0.1) for i, q in enumerate(marked)]
+    assert report(sent).false_abstention_sent == 0.0 and report(sent).abstention_unsent == 0.0
+    abstaining = [score(q, _body(NOT_FOUND, []), 0.1) for q in marked]
+    assert report(abstaining).abstention_unsent == 1.0 and "gold paragraph not sent" in table(report(abstaining))

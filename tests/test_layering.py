@@ -76,7 +76,7 @@ LAYERS = [
     {"prompts", "text", "solr", "store"},
     {"llm", "agent", "security", "logs", "config_docs"},
     {"config"},
-    {"registry", "filters", "errors", "paths", "metrics"},
+    {"registry", "filters", "errors", "paths", "metrics", "words"},
     {"chunk_fields"},
 ]
 

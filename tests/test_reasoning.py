@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
 
 from datafari_rag.rag.citations import citations
-from datafari_rag.rag.confidence import confidence, is_abstention, lexical_support
+from datafari_rag.rag.confidence import RELEVANCE, confidence, is_abstention, lexical_support, relevance
 from datafari_rag.rag.reasoning import AnswerAfterReasoning, split_reasoning
 
 
@@ -62,3 +63,31 @@ def test_a_citation_excerpt_is_the_sentence_closest_to_the_answer() -> None:
         "excerpt": "Unused days can be carried over until March.",
         "score": 4.0,
     }
+
+
+def test_relevance_is_the_fitted_chance_an_answer_answers_its_question() -> None:
+    """Closer to the question and holding more of its words: more likely right; the citation
+    numbers are not part of what is embedded."""
+    embedded: list[list[str]] = []
+
+    def embed_at(cosine: float):  # noqa: ANN202 - a test double of the embedding service
+        def embed(texts: list[str]) -> list[list[float]]:
+            embedded.append(texts)
+            return [[1.0, 0.0], [cosine, (1 - cosine**2) ** 0.5]]
+
+        return embed
+
+    question = "How many days of paid leave do employees get?"
+    on_topic = "Employees get 25 days of paid leave [1]."
+    near, far = relevance(question, on_topic, embed_at(0.9)), relevance(question, on_topic, embed_at(0.6))
+    assert 0 < far < near < 1 and embedded[0] == [question, "Employees get 25 days of paid leave."]
+    off_words = relevance(question, "The canteen opens at noon [2].", embed_at(0.9))
+    assert off_words < near
+    intercept, by_cosine, by_words = RELEVANCE
+    expected = 1 / (1 + math.exp(-(intercept + by_cosine * 0.9 + by_words * 1.0)))
+    assert relevance(question, "Employees get paid leave days, many.", embed_at(0.9)) == pytest.approx(expected)
+    # the confidence is the support times the relevance, and says so
+    sources = ["Every employee gets 25 days of paid leave."]
+    assert confidence(on_topic, sources, None, False, 0.5) == (0.5, "lexical-support+relevance")
+    assert confidence(on_topic, sources, 0.8, False, 0.5) == (0.4, "faithfulness-check+relevance")
+    assert confidence(on_topic, sources, None, True, 0.9) == (0.0, "no-support")

@@ -16,12 +16,14 @@ prompts get "0" (keep the query); summarising prompts get the document's most ce
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..words import content_words, support
 from .model import SentenceEmbedder
+
+__all__ = ["ExtractiveGenerator", "content_words", "support"]
 
 NOT_FOUND = "I could not find the answer in the documents."
 # Calibrated on 400 SQuAD 2.0 questions (bench/calibrate_extractive.py): the cosine that best
@@ -34,25 +36,6 @@ DEFAULT_THRESHOLD = 0.37
 # an unrelated paragraph is abstained on 96 % of the time (24 % with the cosine alone), while
 # 90 % of PIAF's and 97 % of SQuAD's answerable questions are still answered.
 DEFAULT_SUPPORT = 0.2
-_WORD = re.compile(r"\w+")
-_STOP_WORDS = (  # English and French, folded below as the words they are compared with
-    """a an the of in on at to for by with from and or not no is are was were be been being am what which who
-    whom whose when where why how did do does done that this these those it its as into than then there their
-    they them he she his her him we our you your i my me can could would should will shall may might has have
-    had about after before over under between during any some all each most more many much other such only
-    own same so too very just also de la le les des du un une et ou ni est sont qui que quoi quel quelle quels
-    quelles ou où quand comment pourquoi combien dans sur sous pour par avec sans en au aux ce cet cette ces
-    il elle ils elles on nous vous je tu son sa ses leur leurs mon ma mes ton ta tes notre nos votre vos a été
-    était étaient ont avait avaient fut furent être avoir fait faire plus moins très aussi ne pas se s l d qu
-    n y c j m t"""
-)
-
-
-def _fold(word: str) -> str:
-    return "".join(c for c in unicodedata.normalize("NFKD", word.lower()) if not unicodedata.combining(c))
-
-
-STOP_WORDS = frozenset(map(_fold, _STOP_WORDS.split()))
 _DOCUMENT = re.compile(r'<document(?: number="(\d+)")? title="(.*?)">\n(.*?)\n</document>', re.S)
 _ANSWER = re.compile(r"<answer>\n?(.*?)\n?</answer>", re.S)
 _QUESTION = re.compile(r"^Question: (.*)$", re.M)
@@ -101,22 +84,6 @@ def prompt_text(messages: list[dict[str, str]]) -> str:
 
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if len(s.strip()) > 2]
-
-
-def content_words(text: str) -> list[str]:
-    """The words that carry meaning: lower-cased, accents folded, stop words (English, French) and
-    single letters left out."""
-    folded = (_fold(w) for w in _WORD.findall(text))
-    return [w for w in folded if len(w) > 1 and w not in STOP_WORDS]
-
-
-def support(question: list[str], sentence: str) -> float:
-    """The share of the question's words the sentence holds (on their first five letters: plural,
-    gender and conjugation aside); 1 when the question has no word to look for."""
-    if not question:
-        return 1.0
-    held = {w[:5] for w in content_words(sentence)}
-    return sum(w[:5] in held for w in question) / len(question)
 
 
 class ExtractiveGenerator:

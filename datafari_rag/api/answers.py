@@ -57,7 +57,13 @@ class Quality(TypedDict, total=False):
 
     citations: list[Citation]
     confidence: Annotated[float, Field(ge=0, le=1)]
-    confidence_basis: Literal["lexical-support", "faithfulness-check", "no-support"]
+    confidence_basis: Literal[
+        "lexical-support",
+        "faithfulness-check",
+        "lexical-support+relevance",
+        "faithfulness-check+relevance",
+        "no-support",
+    ]
     reasoning_steps: list[str]
 
 

@@ -23,7 +23,7 @@ import string
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,7 @@ class Question:
     answers: list[str]
     is_impossible: bool
     gold_doc_id: str | None = None
+    withheld: bool = False  # its gold paragraph was left out of the index: unanswerable from it
 
 
 @dataclass
@@ -77,6 +78,16 @@ class Outcome:
     gold_hit: bool | None = None  # the gold paragraph's document was sent to the LLM
     gold_rank: int | None = None  # its place among the sources (1 first), 0 when not sent
     confidence: float | None = None  # the answer's own confidence (docs/strategies.md)
+    withheld: bool = False
+
+
+@dataclass
+class Point:
+    """Abstention as if answers below ``threshold`` of confidence were abstentions (rag.minConfidence)."""
+
+    threshold: float
+    abstention_accuracy: float
+    false_abstention: float
 
 
 @dataclass
@@ -97,6 +108,12 @@ class Report:
     p50_latency_s: float
     confidence_right: float = float("nan")  # mean confidence of answers holding a gold answer
     confidence_wrong: float = float("nan")  # … of answers that should have been another or none
+    confidence_auc: float = float("nan")  # chance a right answer's confidence beats a wrong one's
+    # by what was sent: unanswerable from the sources when its gold paragraph was not among them
+    abstention_unsent: float = float("nan")
+    false_abstention_sent: float = float("nan")
+    withheld: int = 0  # unanswerable because their gold paragraph was left out of the index
+    curve: list[Point] = field(default_factory=list)
     outcomes: list[Outcome] = field(repr=False, default_factory=list)
 
 
@@ -117,6 +134,23 @@ def load_qa(folder: Path) -> tuple[list[dict[str, Any]], list[Question]]:
     except KeyError as exc:
         raise missing_field(qa_file, exc) from exc
     return corpus, questions
+
+
+def withhold_gold(
+    corpus: list[dict[str, Any]], questions: list[Question], share: float, seed: int
+) -> tuple[list[dict[str, Any]], list[Question]]:
+    """Leaves a seeded ``share`` of the asked questions' gold paragraphs out of the corpus: their
+    questions become unanswerable from it (the right output is the abstention), which makes a set
+    without unanswerable questions (PIAF) measure abstention where the answer was not sent."""
+    golds = sorted({q.gold_doc_id for q in questions if q.gold_doc_id and not q.is_impossible})
+    if share <= 0 or not golds:
+        return corpus, questions
+    left_out = set(random.Random(seed).sample(golds, round(share * len(golds))))
+    kept = [d for d in corpus if str(d["_id"]) not in left_out]
+    marked = [
+        replace(q, is_impossible=True, answers=[], withheld=True) if q.gold_doc_id in left_out else q for q in questions
+    ]
+    return kept, marked
 
 
 def sample(questions: list[Question], size: int | None, seed: int) -> list[Question]:
@@ -178,6 +212,7 @@ def score(question: Question, body: dict[str, Any], seconds: float) -> Outcome:
         seconds=seconds,
         abstained=abstained(body.get("status", "ERROR"), label, message),
         confidence=content.get("confidence") if isinstance(content.get("confidence"), int | float) else None,
+        withheld=question.withheld,
     )
     if question.gold_doc_id:
         outcome.gold_hit = question.gold_doc_id in outcome.documents
@@ -193,13 +228,15 @@ def score(question: Question, body: dict[str, Any], seconds: float) -> Outcome:
 # --- asking ----------------------------------------------------------------------------------
 
 
-def ask_all(app: Flask, questions: list[Question], concurrency: int = 1) -> Iterator[Outcome]:
-    """Asks each question through the app's ``ai/rag`` endpoint, as a Datafari UI would."""
+def ask_all(app: Flask, questions: list[Question], concurrency: int = 1, lang: str | None = None) -> Iterator[Outcome]:
+    """Asks each question through the app's ``ai/rag`` endpoint, as a Datafari UI would; ``lang``
+    is the request's (the prompt's language and its abstention sentence)."""
     path = app.extensions["datafari_rag"].settings.api_prefix.rstrip("/") + "/ai/rag"
+    extra = {"lang": lang} if lang else {}
 
     def ask(question: Question) -> Outcome:
         began = time.perf_counter()
-        response = app.test_client().post(path, json={"query": question.question})
+        response = app.test_client().post(path, json={"query": question.question, **extra})
         return score(question, response.get_json(silent=True) or {}, time.perf_counter() - began)
 
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
@@ -239,8 +276,47 @@ def report(outcomes: list[Outcome]) -> Report:
         p50_latency_s=statistics.median(seconds) if seconds else float("nan"),
         confidence_right=mean([c for c in right if c is not None]),
         confidence_wrong=mean([c for c in wrong if c is not None]),
+        confidence_auc=auc([c for c in right if c is not None], [c for c in wrong if c is not None]),
+        abstention_unsent=mean([float(o.abstained) for o in outcomes if o.gold_hit is False or o.is_impossible]),
+        false_abstention_sent=mean([float(o.abstained) for o in answerable if o.gold_hit]),
+        withheld=sum(o.withheld for o in outcomes),
+        curve=curve(outcomes),
         outcomes=outcomes,
     )
+
+
+THRESHOLDS = tuple(round(0.05 * i, 2) for i in range(21))
+
+
+def curve(outcomes: list[Outcome]) -> list[Point]:
+    """Abstention accuracy and false abstention for each confidence threshold: an answer whose
+    confidence is below it counts as abstained, as ``rag.minConfidence`` would make it (computed
+    from one run: the threshold changes nothing else)."""
+    answerable = [o for o in outcomes if not o.is_impossible]
+    unanswerable = [o for o in outcomes if o.is_impossible]
+    if not answerable or not unanswerable:
+        return []
+
+    def abstains(o: Outcome, threshold: float) -> bool:
+        below = o.status == "OK" and o.confidence is not None and o.confidence < threshold
+        return o.abstained or below
+
+    return [
+        Point(
+            t,
+            statistics.fmean(abstains(o, t) for o in unanswerable),
+            statistics.fmean(abstains(o, t) for o in answerable),
+        )
+        for t in THRESHOLDS
+    ]
+
+
+def auc(positives: list[float], negatives: list[float]) -> float:
+    """The chance that a positive scores above a negative (ties count half): the ROC curve's area."""
+    if not positives or not negatives:
+        return float("nan")
+    above = sum((p > n) + 0.5 * (p == n) for p in positives for n in negatives)
+    return above / (len(positives) * len(negatives))
 
 
 def _percent(value: float, missing: str) -> str:
@@ -256,6 +332,8 @@ def table(r: Report) -> str:
         ("answer contains a gold answer", _percent(r.answer_contains_gold, "no answerable question")),
         ("false abstention (answerable)", _percent(r.false_abstention, "no answerable question")),
         ("abstention accuracy (unanswerable)", _percent(r.abstention_accuracy, "no unanswerable question")),
+        ("abstention accuracy (gold paragraph not sent)", _percent(r.abstention_unsent, "always sent")),
+        ("false abstention (gold paragraph sent)", _percent(r.false_abstention_sent, "never sent")),
         (f"gold paragraph among the first {GOLD_K} sources", _percent(r.gold_in_first_k, "no gold paragraph")),
         (
             f"gold paragraph sent at all ({r.mean_sources:.1f} sources on average)"
@@ -265,11 +343,21 @@ def table(r: Report) -> str:
         ),
         ("mean confidence: right answers", _percent(r.confidence_right, "none")),
         ("mean confidence: wrong answers", _percent(r.confidence_wrong, "none")),
+        ("confidence AUC, right vs wrong answers", _percent(r.confidence_auc, "needs both")),
         ("technical errors", str(r.errors)),
         ("latency mean / p50 (s)", f"{r.mean_latency_s:.3f} / {r.p50_latency_s:.3f}"),
     ]
+    if r.withheld:
+        rows.insert(1, ("  of which unanswerable: gold paragraph withheld", str(r.withheld)))
     width = max(len(name) for name, _ in rows)
-    return "\n".join(f"{name:<{width}}  {value:>12}" for name, value in rows)
+    lines = [f"{name:<{width}}  {value:>12}" for name, value in rows]
+    if r.curve:
+        lines.append("rag.minConfidence  abstention accuracy  false abstention")
+        lines += [
+            f"{p.threshold:>17.2f}  {100 * p.abstention_accuracy:>19.1f}  {100 * p.false_abstention:>16.1f}"
+            for p in r.curve
+        ]
+    return "\n".join(lines)
 
 
 def as_json(r: Report) -> dict[str, Any]:

@@ -40,7 +40,7 @@ from .agentic import AgentLimits, AgentRun
 from .assembly import AssemblyParams, assemble, llm_segment, token_counter, within_budget
 from .chunking import chunk_snippets
 from .citations import MARKER, SourcesUsedFilter, citations, clean_answer, references
-from .confidence import confidence, is_abstention
+from .confidence import confidence, is_abstention, relevance
 from .faq import Faq, FaqHit
 from .history import EVERY_MESSAGE, HistoryFilter, classes_of, prompt_history
 from .hygiene import Hygiene
@@ -256,9 +256,22 @@ class Pipeline:
         except PromptTooLarge as exc:
             raise DatafariError("ragTechnicalError", f"Prompt size limit: {exc}") from exc
         passages = [(x.url, x.content, x.score) for x in snippets]
-        yield _finished(
-            raw, sent, usage, started, request.lang, Evidence(passages, ctx.abstention, steps, faithfulness)
-        )
+        relevant = self._relevance(question, raw, ctx.abstention)
+        evidence = Evidence(passages, ctx.abstention, steps, faithfulness, relevant, s.min_confidence)
+        yield _finished(raw, sent, usage, started, request.lang, evidence)
+
+    def _relevance(self, question: str, raw: str, abstention: str) -> float | None:
+        """How likely the answer answers the question (rag.confidence.relevance); None when not
+        measured: turned off, an abstention, or the embedding service failing (the confidence then
+        rests on the sources' support alone, as the log says)."""
+        text = clean_answer(raw)
+        if not self.settings.confidence_relevance or self.embed is None or not text or is_abstention(text, abstention):
+            return None
+        try:
+            return relevance(question, text, self.embed)
+        except RuntimeError as exc:  # the embedding service's EmbeddingError is one
+            log.warning("the answer's relevance not measured, its confidence is its support only: %s", exc)
+            return None
 
     def _faq_hit(self, request: RagRequest, access: UserAccess) -> FaqHit | None:
         """The FAQ entry that answers the question; a FAQ that cannot be read (Solr, the embedding
@@ -523,6 +536,8 @@ class Evidence:
     abstention: str
     steps: list[str] = field(default_factory=list)
     faithfulness: float | None = None
+    relevance: float | None = None  # the chance the answer answers the question (rag.confidence.relevance)
+    min_confidence: float = 0.0  # below it, the abstention sentence is shown instead (rag.minConfidence)
 
 
 def _finished(
@@ -535,15 +550,21 @@ def _finished(
         raise DatafariError("ragNoValidAnswer", "The LLM returned an empty answer.", lang=lang)
     latency_ms = int((time.monotonic() - started) * 1000)
     texts = [p[1] for p in evidence.passages]
-    score, basis = confidence(text, texts, evidence.faithfulness, is_abstention(text, evidence.abstention))
+    abstained = is_abstention(text, evidence.abstention)
+    score, basis = confidence(text, texts, evidence.faithfulness, abstained, evidence.relevance)
+    cited, steps = references(raw, sources), evidence.steps
+    excerpts = citations(raw, sources, evidence.passages)
+    if texts and not abstained and score < evidence.min_confidence:  # not sure enough: say so instead
+        text, cited, excerpts = evidence.abstention, [], []
+        steps = [*steps, f"confidence {score} below rag.minConfidence {evidence.min_confidence}: abstained"]
     data = {
         "text": text,
         "usage": usage.as_dict(),
-        "references": references(raw, sources),
-        "citations": citations(raw, sources, evidence.passages),
+        "references": cited,
+        "citations": excerpts,
         "confidence": score,
         "confidence_basis": basis,
-        "reasoning_steps": evidence.steps,
+        "reasoning_steps": steps,
         "latency_ms": latency_ms,
     }
     return Event("message.final", data)

@@ -71,7 +71,7 @@ def test_every_answer_carries_confidence_and_citations_with_excerpts(
     client_for: Callable[..., FlaskClient], fake_llm: FakeLlm
 ) -> None:
     fake_llm.reset(lambda p: "Every employee gets 25 days of paid annual leave per calendar year [1].\nSOURCES_USED: 1")
-    out = ask(client_for())
+    out = ask(client_for(confidence_relevance=False))
     assert out["confidence"] == 1.0 and out["confidence_basis"] == "lexical-support"
     [citation] = out["citations"]
     assert citation["url"] == HOLIDAYS and citation["number"] == 1 and citation["score"] > 0
@@ -83,6 +83,35 @@ def test_every_answer_carries_confidence_and_citations_with_excerpts(
     fake_llm.reset(lambda p: "I could not find the answer in the documents.")
     abstained = ask(client_for())
     assert abstained["confidence"] == 0.0 and abstained["confidence_basis"] == "no-support"
+
+
+def test_the_confidence_weighs_how_well_the_answer_answers_and_below_min_confidence_it_abstains(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm
+) -> None:
+    """Two answers the sources support whole: the one that answers the question is more confident
+    (rag.confidence.relevance, on by default). Below rag.minConfidence (0.1 by default) the
+    abstention sentence is shown instead, in ai/rag and in a stream's final event, with the reason among the steps."""
+    on_topic = "Every employee gets 25 days of paid annual leave per calendar year [1]."
+    off_topic = "Requests are submitted in the HR portal at least two weeks in advance [1]."
+    fake_llm.reset(lambda p: on_topic)
+    answering = ask(client_for(min_confidence=0))
+    fake_llm.reset(lambda p: off_topic)
+    aside = ask(client_for(min_confidence=0))
+    assert answering["confidence_basis"] == aside["confidence_basis"] == "lexical-support+relevance"
+    assert 0 < aside["confidence"] < answering["confidence"] < 1, (aside["confidence"], answering["confidence"])
+    assert aside["message"] == off_topic  # rag.minConfidence 0: every answer shown
+    between = (aside["confidence"] + answering["confidence"]) / 2
+    strict = client_for(min_confidence=between)
+    fake_llm.reset(lambda p: on_topic)
+    assert ask(strict)["message"] == on_topic
+    fake_llm.reset(lambda p: off_topic)
+    withdrawn = ask(strict)
+    assert withdrawn["message"] == "I could not find the answer in the documents."
+    assert withdrawn["references"] == [] and withdrawn["confidence"] == aside["confidence"]
+    assert any("below rag.minConfidence" in step for step in withdrawn["reasoning_steps"])
+    assert withdrawn["documents"]  # what was searched is still listed
+    _, final, _ = streamed(strict)
+    assert final["text"] == "I could not find the answer in the documents." and final["references"] == []
 
 
 def test_cot_returns_the_steps_apart_and_never_streams_them(
@@ -111,7 +140,7 @@ def test_reflect_checks_the_draft_and_corrects_it(client_for: Callable[..., Flas
     fake_llm.reset(
         by_task("Employees get 25 days of paid annual leave [1]. Employees also get a company car.", **script)
     )
-    client = client_for(rag_strategy="reflect")
+    client = client_for(rag_strategy="reflect", confidence_relevance=False)
     out = ask(client)
     assert out["message"] == "Employees get 25 days of paid annual leave [1]."
     assert out["confidence"] == 1.0 and out["confidence_basis"] == "faithfulness-check"
@@ -134,7 +163,7 @@ def test_reflect_checks_the_draft_and_corrects_it(client_for: Callable[..., Flas
 def test_a_check_that_fails_keeps_the_draft(client_for: Callable[..., FlaskClient], fake_llm: FakeLlm) -> None:
     fake_llm.reset(by_task("Employees get 25 days [1].", faithfulness="no idea"))
     out = ask(client_for(rag_strategy="reflect", reflect_max_rounds=3))
-    assert out["message"] == "Employees get 25 days [1]." and out["confidence_basis"] == "lexical-support"
+    assert out["message"] == "Employees get 25 days [1]." and out["confidence_basis"] == "lexical-support+relevance"
     assert sum("Task: faithfulness" in p for p in fake_llm.prompts()) == 1  # no verdict: no more rounds
 
 
