@@ -70,7 +70,7 @@ def test_relevance_is_the_fitted_chance_an_answer_answers_its_question() -> None
     numbers are not part of what is embedded."""
     embedded: list[list[str]] = []
 
-    def embed_at(cosine: float):  # noqa: ANN202 - a test double of the embedding service
+    def embed_at(cosine: float):
         def embed(texts: list[str]) -> list[list[float]]:
             embedded.append(texts)
             return [[1.0, 0.0], [cosine, (1 - cosine**2) ** 0.5]]
