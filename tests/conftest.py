@@ -149,6 +149,9 @@ def settings(
         collection_vector=f"{TEST_PREFIX}VectorMain",
         embeddings_endpoint=agent_url,
         conversations_url=f"sqlite:///{tmp_path_factory.mktemp('store') / 'conversations.db'}",
+        # the fake LLM's answers are canned, not calibrated: every answer is shown; rag.minConfidence's
+        # default is tested with answers made to be told apart (test_generation_strategies.py)
+        min_confidence=0.0,
     )
 
 

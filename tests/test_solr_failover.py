@@ -17,6 +17,15 @@ from datafari_rag.solr import SolrClient, SolrError
 from datafari_rag.solr.breaker import CircuitBreaker
 
 
+def _answer(handler: BaseHTTPRequestHandler, status: int, body: dict) -> None:
+    data = json.dumps(body).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 class Solr(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -24,12 +33,7 @@ class Solr(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         status = 404 if "missing" in self.path else 503 if "unavailable" in self.path else 200
-        body = json.dumps({"responseHeader": {"status": 0}, "path": self.path}).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        _answer(self, status, {"responseHeader": {"status": 0}, "path": self.path})
 
     def log_message(self, *_: object) -> None:
         pass
@@ -103,12 +107,7 @@ class Changing(BaseHTTPRequestHandler):
         status, message = CHANGING.get(path, (200, ""))
         if path != "/solr/forbidden/select" and SEEN[path] > 2:
             status = 200
-        body = json.dumps({"error": {"msg": message, "code": status}} if status != 200 else {"response": {}}).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        _answer(self, status, {"error": {"msg": message, "code": status}} if status != 200 else {"response": {}})
 
     def log_message(self, *_: object) -> None:
         pass

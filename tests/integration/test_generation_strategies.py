@@ -112,6 +112,11 @@ def test_the_confidence_weighs_how_well_the_answer_answers_and_below_min_confide
     assert withdrawn["documents"]  # what was searched is still listed
     _, final, _ = streamed(strict)
     assert final["text"] == "I could not find the answer in the documents." and final["references"] == []
+    # the product's default (0.1): an answer that neither the sources hold nor answers is not shown
+    fake_llm.reset(lambda p: "The canteen serves lunch from noon [1].")
+    assert Settings().min_confidence == 0.1
+    default = ask(client_for(min_confidence=Settings().min_confidence))
+    assert default["message"] == "I could not find the answer in the documents."
 
 
 def test_cot_returns_the_steps_apart_and_never_streams_them(
