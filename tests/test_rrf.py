@@ -5,6 +5,7 @@ from __future__ import annotations
 from datafari_rag.config import Settings
 from datafari_rag.retrieval.hybrid import normalized_fusion, reciprocal_rank_fusion, weights_for
 from datafari_rag.retrieval.params import RetrievalParams
+from datafari_rag.text.language import detect_question
 
 
 def test_scores_follow_the_formula() -> None:
@@ -41,5 +42,6 @@ def test_normalized_fusion_scales_each_list_to_0_1_then_adds_weighted() -> None:
 
 def test_french_questions_have_their_own_weights() -> None:
     params = RetrievalParams.of(Settings(rrf_weight_vector=0.9, rrf_weight_vector_fr=0.25))
-    assert weights_for(params, "Combien de jours de congés payés ai-je par an dans cette entreprise ?") == (1.0, 0.25)
-    assert weights_for(params, "How many days of paid annual leave do I get each year here?") == (1.0, 0.9)
+    french = detect_question("Combien de jours de congés payés ai-je par an dans cette entreprise ?")
+    english = detect_question("How many days of paid annual leave do I get each year here?")
+    assert weights_for(params, french) == (1.0, 0.25) and weights_for(params, english) == (1.0, 0.9)

@@ -51,11 +51,10 @@ def normalized_fusion(scored: list[list[tuple[K, float]]], weights: list[float])
 FRENCH_SPARSE = (("qf", "title_en title_fr^2 content_en content_fr^2"), ("tie", "0.3"))
 
 
-def weights_for(params: RetrievalParams, query: str) -> tuple[float, float]:
-    """(BM25 weight, kNN weight): French questions have their own (``rrf.weight.*.fr``)."""
-    if params.weights_fr != params.weights and detect_question(query) == "fr":  # none when it changes nothing
-        return params.weights_fr
-    return params.weights
+def weights_for(params: RetrievalParams, language: str | None) -> tuple[float, float]:
+    """(BM25 weight, kNN weight) for a question in ``language`` (``detect_question``'s): French
+    questions have their own (``rrf.weight.*.fr``)."""
+    return params.weights_fr if language == "fr" else params.weights
 
 
 def rrf(ctx: RetrievalContext, query: str) -> list[Snippet]:
@@ -65,12 +64,13 @@ def rrf(ctx: RetrievalContext, query: str) -> list[Snippet]:
     p = ctx.params
     depth = p.hybrid_depth
     dense_job = _POOL.submit(_dense, ctx, query, depth)
-    sparse = _sparse(ctx, query, depth, french=detect_question(query) == "fr")
+    language = detect_question(query)  # once: the BM25 arm's fields and the fusion's weights
+    sparse = _sparse(ctx, query, depth, french=language == "fr")
     dense = dense_job.result()
     allowed = readable_parents(ctx.main, ctx.access, map(parent_of, sparse + dense))
     rankings = [[to_snippet(d, chunk_fields.TEXT) for d in docs if parent_of(d) in allowed] for docs in (sparse, dense)]
     by_key = {(x.id, x.content): x for ranking in rankings for x in ranking}
-    weights = list(weights_for(p, query))
+    weights = list(weights_for(p, language))
     if p.fusion == "normalized":
         fused = normalized_fusion([[((x.id, x.content), x.score) for x in r] for r in rankings], weights)
     else:
