@@ -169,9 +169,18 @@ class Settings:
         "solr.embeddings.service",
         "openai",
         "The embedding API Solr and the sidecar call: openai (any OpenAI-compatible one, the local agent "
-        "included) or gemini (Google's Gemini API: langchain4j's GoogleAiEmbeddingModel in Solr, google-genai "
-        "in the sidecar).",
-        choices=("openai", "gemini"),
+        "included), gemini (Google's Gemini API: langchain4j's GoogleAiEmbeddingModel in Solr, google-genai "
+        "in the sidecar) or inprocess (the model inside Solr's JVM, langchain4j's ONNX jar, and the same "
+        "ONNX file in the sidecar: no HTTP hop per query or chunk; bge-small-en-v1.5).",
+        choices=("openai", "gemini", "inprocess"),
+    )
+    embeddings_threads: int = _key(
+        EMBED,
+        "solr.embeddings.threads",
+        2,
+        "solr.embeddings.service=inprocess: threads Solr's in-process model embeds with (per model).",
+        minimum=1,
+        maximum=64,
     )
     embeddings_token: str = _key(
         EMBED, "solr.embeddings.token", "", "The embedding API's key (empty: the local agent's, which needs none)."

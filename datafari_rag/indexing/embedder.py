@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+from ..agent.onnx_model import PACKAGED, OnnxEmbedder
 from ..config import Settings
 from ..llm.embeddings import EmbeddingError, embedding_call
 from ..solr.model_store import desired_model
@@ -24,8 +25,13 @@ class ChunkEmbedder:
     def __init__(self, settings: Settings, model: str | None = None) -> None:
         """``model``: another model of the same service (the guard's, the cache's), else the chunks'."""
         wanted = desired_model(settings)
-        self.model = model or wanted["params"]["modelName"]
         self.batch = settings.vector_embedding_batch
+        if settings.embeddings_service == "inprocess":  # the ONNX file Solr runs, run here: the same vectors
+            self.model = model or settings.embeddings_model_name
+            onnx = OnnxEmbedder(PACKAGED[self.model])
+            self._embed_batch = lambda texts: onnx.embed(texts).tolist()
+            return
+        self.model = model or wanted["params"]["modelName"]
         self._embed_batch = embedding_call(wanted["class"], wanted["params"], self.model)
 
     def embed(self, texts: list[str]) -> list[list[float]]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from .. import chunk_fields
 from ..agent.model import model_dir
+from ..agent.onnx_model import PACKAGED
 from ..config import Settings
 from ..llm.embeddings import EmbeddingError, embedding_call
 from ..paths import CONFIGSETS, var_dir
@@ -159,6 +160,8 @@ def vector_fields(solr: SolrClient, collection: str) -> dict[str, int]:
 def model_dimension(settings: Settings) -> int:
     """The length of the vectors the configured embedding model gives (one text embedded)."""
     wanted = desired_model(settings)
+    if settings.embeddings_service == "inprocess":
+        return PACKAGED[settings.embeddings_model_name].dimension
     params = {**wanted["params"], "timeout": 30 / 4, "maxRetries": 1}
     [vector] = embedding_call(wanted["class"], params, params["modelName"])(["dimension check"])
     return len(vector)

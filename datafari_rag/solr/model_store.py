@@ -18,9 +18,15 @@ PATH = "schema/text-to-vector-model-store"
 SECRET_PARAMS = ("apiKey", "api_key", "token")
 
 
+# langchain4j's in-process models (an ONNX file in a Maven jar), by the model name they run
+IN_PROCESS = {"bge-small-en-v1.5": "dev.langchain4j.model.embedding.onnx.bgesmallenv15.BgeSmallEnV15EmbeddingModel"}
+
+
 def desired_models(settings: Settings) -> list[dict[str, Any]]:
     """The passages' model, and the queries' when another one embeds them."""
     models = [desired_model(settings)]
+    if settings.embeddings_service == "inprocess" and settings.embeddings_query_model_name:
+        raise ValueError("solr.embeddings.queryModelName: not with solr.embeddings.service=inprocess")
     if settings.embeddings_query_model_name:
         query = desired_model(settings)
         query["name"] = settings.query_model
@@ -34,6 +40,18 @@ DIMENSIONS = {"openai": "dimensions", "gemini": "outputDimensionality"}  # each 
 
 def desired_model(settings: Settings) -> dict[str, Any]:
     """The model JSON of the configset, aimed at the configured embedding service."""
+    if settings.embeddings_service == "inprocess":
+        if settings.embeddings_model_name not in IN_PROCESS:
+            raise ValueError(
+                f"solr.embeddings.modelName={settings.embeddings_model_name}: solr.embeddings.service=inprocess "
+                f"runs {', '.join(IN_PROCESS)}"
+            )
+        model_class = IN_PROCESS[settings.embeddings_model_name]
+        return {
+            "class": model_class,
+            "name": settings.embeddings_model,
+            "params": {"threads": settings.embeddings_threads},
+        }
     model: dict[str, Any] = json.loads((MODELS / "default_model.json").read_text())
     if settings.embeddings_service == "gemini":
         model["class"] = GEMINI_MODEL

@@ -4,12 +4,19 @@ import dev.langchain4j.model.embedding.EmbeddingModel;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import org.apache.solr.core.SolrResourceLoader;
+import org.apache.solr.common.util.SolrNamedThreadFactory;
 
 /**
- * Builds a langchain4j {@link EmbeddingModel} from a model-store entry. Every langchain4j model
- * has a builder whose setters are named after its parameters, so one reflective loop serves all
- * providers; only parameters that are not plain values (durations, boxed integers) need a rule.
+ * Builds a langchain4j {@link EmbeddingModel} from a model-store entry. Every remote langchain4j
+ * model has a builder whose setters are named after its parameters, so one reflective loop serves
+ * all providers; only parameters that are not plain values (durations, boxed integers) need a rule.
+ * In-process models (an ONNX model inside its jar, e.g. {@code BgeSmallEnV15EmbeddingModel}) have
+ * no builder: they are constructed, with an executor of {@code threads} threads (their only
+ * parameter) when given, else langchain4j's own (one thread per core).
  */
 final class EmbeddingModelFactory {
 
@@ -19,6 +26,9 @@ final class EmbeddingModelFactory {
       SolrResourceLoader loader, String className, Map<String, Object> params) {
     try {
       Class<?> modelClass = loader.findClass(className, EmbeddingModel.class);
+      if (!hasBuilder(modelClass)) {
+        return construct(modelClass, params);
+      }
       Object builder = modelClass.getMethod("builder").invoke(null);
       if (params != null) {
         for (Map.Entry<String, Object> param : params.entrySet()) {
@@ -33,6 +43,42 @@ final class EmbeddingModelFactory {
       throw new ModelStoreException(
           "Model loading failed for " + className + ": " + cause.getMessage(), cause);
     }
+  }
+
+  private static boolean hasBuilder(Class<?> modelClass) {
+    try {
+      modelClass.getMethod("builder");
+      return true;
+    } catch (NoSuchMethodException e) {
+      return false;
+    }
+  }
+
+  /** An in-process model: its constructor, with a bounded executor when {@code threads} is set. */
+  private static EmbeddingModel construct(Class<?> modelClass, Map<String, Object> params)
+      throws ReflectiveOperationException {
+    Object threads = null;
+    if (params != null) {
+      for (Map.Entry<String, Object> param : params.entrySet()) {
+        if (!param.getKey().equals("threads")) {
+          throw new ModelStoreException(
+              "Parameter '" + param.getKey() + "' is not supported by " + modelClass.getName()
+                  + " (an in-process model takes only 'threads')",
+              null);
+        }
+        threads = param.getValue();
+      }
+    }
+    if (threads == null) {
+      return (EmbeddingModel) modelClass.getConstructor().newInstance();
+    }
+    int count = ((Number) threads).intValue();
+    if (count < 1) {
+      throw new ModelStoreException("Parameter 'threads' must be at least 1, not " + count, null);
+    }
+    ExecutorService executor =
+        Executors.newFixedThreadPool(count, new SolrNamedThreadFactory("inProcessEmbedding"));
+    return (EmbeddingModel) modelClass.getConstructor(Executor.class).newInstance(executor);
   }
 
   private static void applyParam(Object builder, String name, Object value)

@@ -1,0 +1,54 @@
+package datafari.rag.solr.textvector;
+
+import com.carrotsearch.randomizedtesting.annotations.ThreadLeakScope;
+import dev.langchain4j.data.embedding.Embedding;
+import dev.langchain4j.model.embedding.EmbeddingModel;
+import java.util.Map;
+import org.apache.solr.SolrTestCase;
+import org.apache.solr.core.SolrResourceLoader;
+import org.junit.Test;
+
+/**
+ * The model store builds langchain4j's in-process bge-small-en-v1.5 (no builder: constructed,
+ * with a bounded executor) and it embeds inside the JVM: 384 normalised dimensions, a paraphrase
+ * nearer than an unrelated sentence; a parameter an in-process model does not take is refused.
+ */
+@ThreadLeakScope(ThreadLeakScope.Scope.NONE) // the model's executor lives as long as the model
+public class InProcessEmbeddingModelTest extends SolrTestCase {
+  private static final String BGE =
+      "dev.langchain4j.model.embedding.onnx.bgesmallenv15.BgeSmallEnV15EmbeddingModel";
+
+  @Test
+  public void testTheInProcessModelEmbedsInsideTheJvm() {
+    SolrResourceLoader loader = new SolrResourceLoader(createTempDir());
+    EmbeddingModel model = EmbeddingModelFactory.build(loader, BGE, Map.of("threads", 1));
+    Embedding pump = model.embed("The pump was checked on site.").content();
+    Embedding paraphrase = model.embed("Someone inspected the pump at the site.").content();
+    Embedding other = model.embed("Annual leave is 25 days per year.").content();
+    assertEquals(384, pump.dimension());
+    double norm = 0;
+    for (float v : pump.vector()) {
+      norm += v * v;
+    }
+    assertEquals(1.0, norm, 1e-4);
+    assertTrue(cosine(pump, paraphrase) > cosine(pump, other) + 0.1);
+  }
+
+  @Test
+  public void testAParameterOfARemoteModelIsRefused() {
+    SolrResourceLoader loader = new SolrResourceLoader(createTempDir());
+    ModelStoreException refused =
+        expectThrows(
+            ModelStoreException.class,
+            () -> EmbeddingModelFactory.build(loader, BGE, Map.of("baseUrl", "http://x/v1")));
+    assertTrue(refused.getMessage(), refused.getMessage().contains("takes only 'threads'"));
+  }
+
+  private static double cosine(Embedding a, Embedding b) {
+    double dot = 0;
+    for (int i = 0; i < a.dimension(); i++) {
+      dot += a.vector()[i] * b.vector()[i];
+    }
+    return dot; // both normalised
+  }
+}
