@@ -5,10 +5,11 @@ import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import org.apache.solr.core.SolrResourceLoader;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import org.apache.solr.common.util.SolrNamedThreadFactory;
+import org.apache.solr.core.SolrResourceLoader;
 
 /**
  * Builds a langchain4j {@link EmbeddingModel} from a model-store entry. Every remote langchain4j
@@ -19,6 +20,8 @@ import org.apache.solr.common.util.SolrNamedThreadFactory;
  * parameter) when given, else langchain4j's own (one thread per core).
  */
 final class EmbeddingModelFactory {
+
+  private static final long IDLE_SECONDS = 60;
 
   private EmbeddingModelFactory() {}
 
@@ -76,8 +79,16 @@ final class EmbeddingModelFactory {
     if (count < 1) {
       throw new ModelStoreException("Parameter 'threads' must be at least 1, not " + count, null);
     }
-    ExecutorService executor =
-        Executors.newFixedThreadPool(count, new SolrNamedThreadFactory("inProcessEmbedding"));
+    // idle threads end after a minute: a model replaced in the store leaves no thread behind
+    ThreadPoolExecutor executor =
+        new ThreadPoolExecutor(
+            count,
+            count,
+            IDLE_SECONDS,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
+            new SolrNamedThreadFactory("inProcessEmbedding"));
+    executor.allowCoreThreadTimeOut(true);
     return (EmbeddingModel) modelClass.getConstructor(Executor.class).newInstance(executor);
   }
 
