@@ -162,17 +162,18 @@ class Settings:
         "solr.embeddings.endpoint",
         "",
         "OpenAI-compatible base URL (…/v1) Solr calls for embeddings; empty: the local agent. With "
-        "solr.embeddings.service=gemini, the Gemini API's (empty: Google's, …/v1beta).",
+        "solr.embeddings.service=gemini, the Gemini API's (empty: Google's, …/v1beta); with inprocess, "
+        "only the sidecar's other models call it (cache.modelName, forbidden.modelName, faq.modelName…).",
     )
     embeddings_service: str = _key(
         EMBED,
         "solr.embeddings.service",
-        "openai",
-        "The embedding API Solr and the sidecar call: openai (any OpenAI-compatible one, the local agent "
-        "included), gemini (Google's Gemini API: langchain4j's GoogleAiEmbeddingModel in Solr, google-genai "
-        "in the sidecar) or inprocess (the model inside Solr's JVM, langchain4j's ONNX jar, and the same "
-        "ONNX file in the sidecar: no HTTP hop per query or chunk; bge-small-en-v1.5).",
-        choices=("openai", "gemini", "inprocess"),
+        "inprocess",
+        "The embedding API Solr and the sidecar call: inprocess (the model inside Solr's JVM, langchain4j's "
+        "ONNX jar, and the same ONNX file in the sidecar: no HTTP hop per query or chunk; bge-small-en-v1.5), "
+        "openai (any OpenAI-compatible one, the local agent included) or gemini (Google's Gemini API: "
+        "langchain4j's GoogleAiEmbeddingModel in Solr, google-genai in the sidecar).",
+        choices=("inprocess", "openai", "gemini"),
     )
     embeddings_threads: int = _key(
         EMBED,

@@ -147,6 +147,10 @@ def settings(
         solr_password=password,
         collection_main=f"{TEST_PREFIX}FileShare",
         collection_vector=f"{TEST_PREFIX}VectorMain",
+        # Solr calls the agent for embeddings, not its in-JVM model (the default): the suite's tests of a
+        # slow, failing or killed embedding service, of a replaced or another model, need a service to
+        # act on; the default has its own tests (integration/test_in_process_embeddings.py)
+        embeddings_service="openai",
         embeddings_endpoint=agent_url,
         conversations_url=f"sqlite:///{tmp_path_factory.mktemp('store') / 'conversations.db'}",
         # the fake LLM's answers are canned, not calibrated: every answer is shown; rag.minConfidence's

@@ -91,8 +91,9 @@ def test_models_and_health(agent_url: str) -> None:
         "dimension": DIMENSION,
     }
     assert health["queryCache"]["size"] == 10000
-    # the model the chunks are embedded with (solr.embeddings.modelName), not only the agent's own
-    assert health["documents"] == {"model": "bge-small-en-v1.5", "served": True}
+    # the model the chunks are embedded with (solr.embeddings.modelName), and where: by default in
+    # Solr's JVM; not only the agent's own
+    assert health["documents"] == {"model": "bge-small-en-v1.5", "service": "inprocess", "served": True}
 
 
 def test_a_query_asked_again_is_not_embedded_again(agent_url: str) -> None:

@@ -145,8 +145,11 @@ def test_the_legacy_vector_switch_is_honoured_unless_a_method_is_named(tmp_path:
 def test_a_query_model_is_a_second_model_store_entry() -> None:
     from datafari_rag.solr.model_store import desired_models
 
-    same = Settings(embeddings_model_name="bge-small-en-v1.5")
+    same = Settings(embeddings_model_name="bge-small-en-v1.5", embeddings_service="openai")
     assert same.query_model == "default_model" and len(desired_models(same)) == 1
+    # Solr's JVM runs the passages' model only (the default service): a query model is refused by name
+    with pytest.raises(ValueError, match="solr.embeddings.queryModelName: not with solr.embeddings.service=inprocess"):
+        desired_models(Settings(embeddings_query_model_name="bge-small-en-v1.5-query"))
     split = same.replace(embeddings_query_model_name="bge-small-en-v1.5-query")
     passages, queries = desired_models(split)
     assert split.query_model == "default_model_query" == queries["name"]

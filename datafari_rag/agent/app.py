@@ -34,7 +34,11 @@ def create_agent_app(
     app.extensions["query_vectors"] = QueryVectors(settings.agent_query_cache if settings else 0)
     # what Solr asks the agent for (solr.embeddings.modelName / queryModelName): /health names them
     chunks = settings or load_settings()
-    app.extensions["document_models"] = (chunks.embeddings_model_name, chunks.embeddings_query_model_name)
+    app.extensions["document_models"] = (
+        chunks.embeddings_model_name,
+        chunks.embeddings_query_model_name,
+        chunks.embeddings_service,
+    )
     kind = generator or (settings.agent_generator if settings else "extractive")
     if kind == "gguf":
         from .gguf import GgufGenerator

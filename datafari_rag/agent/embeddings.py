@@ -137,11 +137,12 @@ def list_models() -> Response:
 @bp.get("/health")
 def health() -> Response:
     """UP; ``model`` is the agent's own (the guard's and the generator's), ``documents`` the models
-    the configuration has Solr embed the chunks and the queries with, and whether this agent serves them."""
+    the configuration has Solr embed the chunks and the queries with, where (``service``: inprocess,
+    Solr's JVM itself; openai or gemini, an API) and whether this agent serves them."""
     kept = current_app.extensions["query_vectors"]
     cache = {"size": kept.size, "hits": kept.hits, "misses": kept.misses}
-    passages, queries = current_app.extensions.get("document_models", (MODEL_NAME, ""))
-    documents = {"model": passages, "served": _serves(passages)}
+    passages, queries, service = current_app.extensions.get("document_models", (MODEL_NAME, "", "openai"))
+    documents = {"model": passages, "service": service, "served": _serves(passages)}
     if queries:
         documents |= {"queryModel": queries, "queryModelServed": _serves(queries)}
     body = {"status": "UP", "model": MODEL_NAME, "dimension": DIMENSION, "documents": documents}

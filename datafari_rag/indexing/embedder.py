@@ -3,14 +3,17 @@ cache's and the topic guard's texts (chunks are embedded in Solr, by FileShare's
 
 It calls the same embedding API and model as Solr's text-to-vector model (read from the model
 definition ``bootstrap`` installs: ``llm/embeddings.py``), so the sidecar and Solr give the same
-vector for the same text.
+vector for the same text. With ``solr.embeddings.service=inprocess`` the chunks' model runs in this
+process, from the ONNX file Solr's JVM runs; the other models (the cache's, the guard's) are asked
+of the OpenAI-compatible API (``solr.embeddings.endpoint``: the local agent).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from ..agent.onnx_model import PACKAGED, OnnxEmbedder
+from ..agent.onnx_model import PACKAGED, OnnxEmbedder, PackagedModel
 from ..config import Settings
 from ..llm.embeddings import EmbeddingError, embedding_call
 from ..solr.model_store import desired_model
@@ -24,13 +27,14 @@ __all__ = ["ChunkEmbedder", "EmbeddingError"]
 class ChunkEmbedder:
     def __init__(self, settings: Settings, model: str | None = None) -> None:
         """``model``: another model of the same service (the guard's, the cache's), else the chunks'."""
-        wanted = desired_model(settings)
         self.batch = settings.vector_embedding_batch
-        if settings.embeddings_service == "inprocess":  # the ONNX file Solr runs, run here: the same vectors
+        if settings.embeddings_service == "inprocess":
             self.model = model or settings.embeddings_model_name
-            onnx = OnnxEmbedder(PACKAGED[self.model])
-            self._embed_batch = lambda texts: onnx.embed(texts).tolist()
-            return
+            if self.model in PACKAGED:  # the ONNX file Solr runs, run here: the same vectors
+                self._embed_batch = _in_process(PACKAGED[self.model])
+                return
+            settings = settings.replace(embeddings_service="openai")  # another model: the agent's API
+        wanted = desired_model(settings)
         self.model = model or wanted["params"]["modelName"]
         self._embed_batch = embedding_call(wanted["class"], wanted["params"], self.model)
 
@@ -42,3 +46,16 @@ class ChunkEmbedder:
             return [vector for batch in batches for vector in self._embed_batch(batch)]
         with ThreadPoolExecutor(max_workers=IN_FLIGHT, thread_name_prefix="embed-client") as pool:
             return [vector for vectors in pool.map(self._embed_batch, batches) for vector in vectors]
+
+
+def _in_process(model: PackagedModel) -> Callable[[list[str]], list[list[float]]]:
+    """Embeds with ``model``'s ONNX file, read on first use: a sidecar worker that never embeds
+    never holds it."""
+    loaded: list[OnnxEmbedder] = []
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        if not loaded:
+            loaded.append(OnnxEmbedder(model))  # the session is shared per process (agent/onnx_model.py)
+        return loaded[0].embed(texts).tolist()
+
+    return embed

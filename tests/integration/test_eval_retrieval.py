@@ -143,6 +143,7 @@ def test_collections_indexed_with_another_model_are_indexed_again(
     queries against MiniLM vectors."""
     folder = beir_folder(tmp_path / "beir", DOCS, QUERIES)
     marker = tmp_path / "var" / "eval" / "evaltest_FileShare.fingerprint"
+    monkeypatch.setenv("DATAFARI_RAG_SOLR_EMBEDDINGS_SERVICE", "openai")  # Solr's JVM runs BGE only
     monkeypatch.setenv("DATAFARI_RAG_SOLR_EMBEDDINGS_MODELNAME", "all-MiniLM-L6-v2")
     minilm = run_eval(folder, tmp_path, "--modes", "vector")
     assert ":all-MiniLM-L6-v2," in marker.read_text()
@@ -168,7 +169,13 @@ def test_a_query_the_embedding_service_fails_is_counted_and_the_run_goes_on(
         return jsonify({"data": [{"index": i, "embedding": v.tolist()} for i, v in enumerate(vectors)], "model": "m"})
 
     with serve(app) as service:
-        cli_environment(monkeypatch, tmp_path / "var", settings, SOLR_EMBEDDINGS_ENDPOINT=f"{service}/v1")
+        cli_environment(
+            monkeypatch,
+            tmp_path / "var",
+            settings,
+            SOLR_EMBEDDINGS_SERVICE="openai",  # the failing service embeds queries, not Solr's own model
+            SOLR_EMBEDDINGS_ENDPOINT=f"{service}/v1",
+        )
         out = tmp_path / "results.json"
         folder = beir_folder(tmp_path / "beir", DOCS, QUERIES)
         ran = CliRunner().invoke(
