@@ -60,7 +60,7 @@ e2e: jars browser
 # Benchmarks: one line each, each against a baseline measured in the same run, then a summary table.
 # QUICK=1 (or ARGS=--quick): smaller runs; ARGS="--only solr_overhead,concurrency": a subset.
 bench: jars
-	$(PY) -m bench $(if $(QUICK),--quick) $(ARGS)
+	$(PY) -m bench $(if $(QUICK),--quick) $(if $(SCALE),--scale) $(ARGS)
 
 clean:
 	rm -rf $(VENV) solr_config/runtime/lib solr_config/runtime/.lib-stamp solr_config/plugin/target var

@@ -31,7 +31,10 @@ BENCHMARKS = [
     "cache",
     "store",
     "health",
+    "passthrough",
 ]
+# make bench SCALE=1: how costs grow with the index (long: the largest size writes a million chunks)
+SCALE_RUNS = [["--sizes", "10000,100000"], ["--sizes", "1000000", "--nodes", "2"]]
 
 
 def table(rows: list[dict], failed: list[str]) -> str:
@@ -56,6 +59,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller runs of every benchmark")
     parser.add_argument("--only", default="", help=f"comma-separated subset of: {', '.join(BENCHMARKS)}")
     parser.add_argument("--results", type=Path, help="also write every figure here (JSON lines)")
+    parser.add_argument("--scale", action="store_true", help="only bench/scale.py, at every size (make bench SCALE=1)")
     args = parser.parse_args()
     chosen = [b.strip() for b in args.only.split(",") if b.strip()] or BENCHMARKS
     unknown = sorted(set(chosen) - set(BENCHMARKS))
@@ -67,8 +71,9 @@ def main() -> None:
         results = Path(tmp) / "results.jsonl"
         results.touch()
         env = {**os.environ, RESULTS_ENV: str(results)}
-        for name in chosen:
-            command = [sys.executable, "-m", f"bench.{name}", *(["--quick"] if args.quick else [])]
+        runs = [("scale", r) for r in (SCALE_RUNS[:1] if args.quick else SCALE_RUNS)] if args.scale else []
+        for name, extra in runs or [(name, []) for name in chosen]:
+            command = [sys.executable, "-m", f"bench.{name}", *extra, *(["--quick"] if args.quick else [])]
             if subprocess.run(command, env=env).returncode != 0:
                 failed.append(name)
         rows = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -18,6 +18,7 @@ from datafari_rag.paths import PROJECT_ROOT, SAMPLE_CORPUS
 from datafari_rag.solr import SolrClient
 from datafari_rag.testing.servers import served_process
 
+SERVICES = ("inprocess", "openai")  # solr.embeddings.service values a benchmark can compare
 SCIFACT = PROJECT_ROOT.parent / "shared" / "data" / "scifact" / "corpus.jsonl"
 
 
@@ -59,6 +60,19 @@ def rss_mb(pid: int) -> float:
     return total / 1024
 
 
+def solr_rss_mb(solr_url: str) -> float:
+    """Resident memory of the local Solr node serving ``solr_url`` (found by its ``-DhostPort``), in MB."""
+    port = solr_url.split("://", 1)[-1].split("/", 1)[0].rsplit(":", 1)[-1]
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if f"-DhostPort={port}".encode() in args:
+            return rss_mb(int(cmdline.parent.name))
+    raise LookupError(f"no local Solr process serves {solr_url}")
+
+
 def _children(pid: int) -> list[str]:
     try:
         return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
@@ -76,9 +90,10 @@ def served_agent(port: int) -> Iterator[subprocess.Popen[bytes]]:
 
 
 @contextmanager
-def bench_stack(prefix: str = "bench_") -> Iterator[tuple[Settings, SolrClient, str]]:
-    """Solr (DATAFARI_RAG_SOLR_URL or a local node), the agent in-process, the sample corpus
-    indexed into ``bench_`` collections. Yields (settings, solr client, agent URL)."""
+def bench_stack(prefix: str = "bench_", **overrides: object) -> Iterator[tuple[Settings, SolrClient, str]]:
+    """Solr (DATAFARI_RAG_SOLR_URL or a local node), the agent in its own process, the sample
+    corpus indexed into ``bench_`` collections, with the default settings but ``overrides``
+    (e.g. ``embeddings_service="openai"``). Yields (settings, solr client, agent URL)."""
     from datafari_rag.indexing.indexer import Indexer
     from datafari_rag.indexing.sample import index_sample
     from datafari_rag.solr.bootstrap import bootstrap
@@ -108,6 +123,7 @@ def bench_stack(prefix: str = "bench_") -> Iterator[tuple[Settings, SolrClient, 
                 collection_main=f"{prefix}FileShare",
                 collection_vector=f"{prefix}VectorMain",
                 embeddings_endpoint=f"{agent}/v1",
+                **overrides,
             )
             solr = SolrClient(url, timeout=120, auth=credentials(settings))
             bootstrap(solr, settings)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -148,7 +149,8 @@ def test_a_query_model_is_a_second_model_store_entry() -> None:
     same = Settings(embeddings_model_name="bge-small-en-v1.5", embeddings_service="openai")
     assert same.query_model == "default_model" and len(desired_models(same)) == 1
     # Solr's JVM runs the passages' model only (the default service): a query model is refused by name
-    with pytest.raises(ValueError, match="solr.embeddings.queryModelName: not with solr.embeddings.service=inprocess"):
+    refused = re.escape("solr.embeddings.queryModelName: not with solr.embeddings.service=inprocess")
+    with pytest.raises(ValueError, match=refused):
         desired_models(Settings(embeddings_query_model_name="bge-small-en-v1.5-query"))
     split = same.replace(embeddings_query_model_name="bge-small-en-v1.5-query")
     passages, queries = desired_models(split)

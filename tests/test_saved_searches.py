@@ -156,7 +156,7 @@ def test_the_control_a_store_read_without_its_owner_is_caught(tmp_path: Path) ->
 
 
 def test_the_alert_schedule_starts_for_the_sidecar_only(tmp_path: Path) -> None:
-    """gunicorn's hook runs for any app served with the sidecar's settings (bench/passthrough.py
+    """gunicorn's hook runs for any app served with the sidecar's settings (bench/bare_hop.py
     too): only the sidecar's starts the schedule, and not with an interval of 0."""
     assert schedule_alerts(lambda environ, start_response: []) is None
     off = Settings(conversations_url=f"sqlite:///{tmp_path / 'off.db'}", alerts_interval=0)

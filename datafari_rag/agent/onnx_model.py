@@ -31,6 +31,7 @@ class PackagedModel:
     tokenizer: str
     dimension: int
     prefix: str = ""  # put before every text (a query instruction)
+    pooling: str = "CLS"  # langchain4j's PoolingMode, for Solr's in-process model
 
 
 BGE_SMALL = PackagedModel(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..agent.onnx_model import PACKAGED
 from ..config import Settings
 from ..llm.embeddings import GEMINI_MODEL
 from ..paths import MODELS
@@ -46,11 +47,14 @@ def desired_model(settings: Settings) -> dict[str, Any]:
                 f"solr.embeddings.modelName={settings.embeddings_model_name}: solr.embeddings.service=inprocess "
                 f"runs {', '.join(IN_PROCESS)}"
             )
-        model_class = IN_PROCESS[settings.embeddings_model_name]
+        files = PACKAGED[settings.embeddings_model_name]  # the files the sidecar runs, in the class's jar
+        params = {"threads": settings.embeddings_threads, "onnxFile": files.onnx, "tokenizerFile": files.tokenizer}
         return {
-            "class": model_class,
+            "class": IN_PROCESS[settings.embeddings_model_name],
             "name": settings.embeddings_model,
-            "params": {"threads": settings.embeddings_threads},
+            # one thread per text, the executor's threads side by side (the jar's own session
+            # takes every core for each text)
+            "params": {**params, "pooling": files.pooling},
         }
     model: dict[str, Any] = json.loads((MODELS / "default_model.json").read_text())
     if settings.embeddings_service == "gemini":

@@ -3,6 +3,7 @@ package datafari.rag.solr.textvector;
 import dev.langchain4j.model.embedding.EmbeddingModel;
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -16,12 +17,15 @@ import org.apache.solr.core.SolrResourceLoader;
  * model has a builder whose setters are named after its parameters, so one reflective loop serves
  * all providers; only parameters that are not plain values (durations, boxed integers) need a rule.
  * In-process models (an ONNX model inside its jar, e.g. {@code BgeSmallEnV15EmbeddingModel}) have
- * no builder: they are constructed, with an executor of {@code threads} threads (their only
- * parameter) when given, else langchain4j's own (one thread per core).
+ * no builder: they are constructed, with an executor of {@code threads} threads when given, else
+ * langchain4j's own (one thread per core); with the names of their files in the jar ({@code
+ * onnxFile}, {@code tokenizerFile}, {@code pooling}), their session runs one thread per text.
  */
 final class EmbeddingModelFactory {
 
   private static final long IDLE_SECONDS = 60;
+  private static final List<String> IN_PROCESS_PARAMS =
+      List.of("threads", "onnxFile", "tokenizerFile", "pooling");
 
   private EmbeddingModelFactory() {}
 
@@ -57,29 +61,60 @@ final class EmbeddingModelFactory {
     }
   }
 
-  /** An in-process model: its constructor, with a bounded executor when {@code threads} is set. */
+  /**
+   * An in-process model: with {@code onnxFile}, {@code tokenizerFile} and {@code pooling} (files
+   * of the model class's jar), a session of one thread per text on an executor of {@code threads}
+   * threads ({@link OneThreadPerTextModel}); else the class's constructor, with a bounded executor
+   * when {@code threads} is set.
+   */
   private static EmbeddingModel construct(Class<?> modelClass, Map<String, Object> params)
       throws ReflectiveOperationException {
-    Object threads = null;
-    if (params != null) {
-      for (Map.Entry<String, Object> param : params.entrySet()) {
-        if (!param.getKey().equals("threads")) {
-          throw new ModelStoreException(
-              "Parameter '" + param.getKey() + "' is not supported by " + modelClass.getName()
-                  + " (an in-process model takes only 'threads')",
-              null);
-        }
-        threads = param.getValue();
+    Map<String, Object> given = params == null ? Map.of() : params;
+    for (String name : given.keySet()) {
+      if (!IN_PROCESS_PARAMS.contains(name)) {
+        throw new ModelStoreException(
+            "Parameter '" + name + "' is not supported by " + modelClass.getName()
+                + " (an in-process model takes only " + IN_PROCESS_PARAMS + ")",
+            null);
       }
+    }
+    Object threads = given.get("threads");
+    Object onnxFile = given.get("onnxFile");
+    if (onnxFile != null) {
+      int count =
+          threads == null ? Runtime.getRuntime().availableProcessors() : threadCount(threads);
+      return OneThreadPerTextModel.load(
+          modelClass,
+          String.valueOf(onnxFile),
+          String.valueOf(required(given, "tokenizerFile")),
+          String.valueOf(required(given, "pooling")),
+          executor(count));
     }
     if (threads == null) {
       return (EmbeddingModel) modelClass.getConstructor().newInstance();
     }
+    return (EmbeddingModel)
+        modelClass.getConstructor(Executor.class).newInstance(executor(threadCount(threads)));
+  }
+
+  private static Object required(Map<String, Object> params, String name) {
+    Object value = params.get(name);
+    if (value == null) {
+      throw new ModelStoreException("Parameter '" + name + "' is required with 'onnxFile'", null);
+    }
+    return value;
+  }
+
+  private static int threadCount(Object threads) {
     int count = ((Number) threads).intValue();
     if (count < 1) {
       throw new ModelStoreException("Parameter 'threads' must be at least 1, not " + count, null);
     }
-    // idle threads end after a minute: a model replaced in the store leaves no thread behind
+    return count;
+  }
+
+  /** Idle threads end after a minute: a model replaced in the store leaves no thread behind. */
+  private static ThreadPoolExecutor executor(int count) {
     ThreadPoolExecutor executor =
         new ThreadPoolExecutor(
             count,
@@ -89,7 +124,7 @@ final class EmbeddingModelFactory {
             new LinkedBlockingQueue<>(),
             new SolrNamedThreadFactory("inProcessEmbedding"));
     executor.allowCoreThreadTimeOut(true);
-    return (EmbeddingModel) modelClass.getConstructor(Executor.class).newInstance(executor);
+    return executor;
   }
 
   private static void applyParam(Object builder, String name, Object value)

@@ -2,7 +2,10 @@ package datafari.rag.solr.textvector;
 
 import com.carrotsearch.randomizedtesting.annotations.ThreadLeakScope;
 import dev.langchain4j.data.embedding.Embedding;
+import dev.langchain4j.data.segment.TextSegment;
 import dev.langchain4j.model.embedding.EmbeddingModel;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.solr.SolrTestCase;
 import org.apache.solr.core.SolrResourceLoader;
@@ -12,11 +15,18 @@ import org.junit.Test;
  * The model store builds langchain4j's in-process bge-small-en-v1.5 (no builder: constructed,
  * with a bounded executor) and it embeds inside the JVM: 384 normalised dimensions, a paraphrase
  * nearer than an unrelated sentence; a parameter an in-process model does not take is refused.
+ * Built from its files with a session of one thread per text, it gives the same vectors.
  */
 @ThreadLeakScope(ThreadLeakScope.Scope.NONE) // the model's executor lives as long as the model
 public class InProcessEmbeddingModelTest extends SolrTestCase {
   private static final String BGE =
       "dev.langchain4j.model.embedding.onnx.bgesmallenv15.BgeSmallEnV15EmbeddingModel";
+  private static final Map<String, Object> FILES =
+      Map.of(
+          "threads", 2,
+          "onnxFile", "bge-small-en-v1.5.onnx",
+          "tokenizerFile", "bge-small-en-v1.5-tokenizer.json",
+          "pooling", "CLS");
 
   @Test
   public void testTheInProcessModelEmbedsInsideTheJvm() {
@@ -41,7 +51,39 @@ public class InProcessEmbeddingModelTest extends SolrTestCase {
         expectThrows(
             ModelStoreException.class,
             () -> EmbeddingModelFactory.build(loader, BGE, Map.of("baseUrl", "http://x/v1")));
-    assertTrue(refused.getMessage(), refused.getMessage().contains("takes only 'threads'"));
+    String message = refused.getMessage();
+    assertTrue(message, message.contains("takes only [threads, onnxFile"));
+  }
+
+  @Test
+  public void testOneThreadPerTextGivesTheSameVectorsAsTheModelsOwnSession() {
+    SolrResourceLoader loader = new SolrResourceLoader(createTempDir());
+    EmbeddingModel own = EmbeddingModelFactory.build(loader, BGE, Map.of("threads", 1));
+    EmbeddingModel tuned = EmbeddingModelFactory.build(loader, BGE, FILES);
+    assertTrue(tuned instanceof OneThreadPerTextModel);
+    List<TextSegment> texts =
+        List.of(
+            TextSegment.from("The pump was checked on site."),
+            TextSegment.from("Annual leave is 25 days per year."),
+            TextSegment.from("Reset your password from the portal."));
+    List<Embedding> expected = own.embedAll(texts).content();
+    List<Embedding> got = tuned.embedAll(texts).content();
+    for (int i = 0; i < texts.size(); i++) {
+      double cosine = cosine(expected.get(i), got.get(i));
+      assertTrue(i + ": " + cosine, cosine > 0.9999);
+    }
+  }
+
+  @Test
+  public void testAFileMissingFromTheJarIsNamed() {
+    SolrResourceLoader loader = new SolrResourceLoader(createTempDir());
+    Map<String, Object> wrong = new HashMap<>(FILES);
+    wrong.put("onnxFile", "no-such-model.onnx");
+    ModelStoreException refused =
+        expectThrows(
+            ModelStoreException.class, () -> EmbeddingModelFactory.build(loader, BGE, wrong));
+    String message = refused.getMessage();
+    assertTrue(message, message.contains("No no-such-model.onnx in the jar"));
   }
 
   private static double cosine(Embedding a, Embedding b) {
