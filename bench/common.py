@@ -46,6 +46,20 @@ def texts_from_arguments(description: str | None) -> list[str]:
     return sample_texts(16 if args.quick else args.texts)
 
 
+def search_arguments(
+    description: str | None, requests: int, quick: int, parser: argparse.ArgumentParser | None = None
+) -> tuple[argparse.Namespace, int, int]:
+    """The options of a benchmark that searches SciFact in FileShare: ``--requests`` (``requests``),
+    ``--docs`` (6,000 abstracts), ``--quick`` (``quick`` requests, 1,000 abstracts). ``parser``:
+    one holding the benchmark's own options. Returns the options, the requests and the documents."""
+    parser = parser or argparse.ArgumentParser(description=description)
+    parser.add_argument("--requests", type=int, default=requests)
+    parser.add_argument("--docs", type=int, default=6000, help="SciFact abstracts added to FileShare")
+    parser.add_argument("--quick", action="store_true", help=f"{quick} requests, 1,000 documents")
+    args = parser.parse_args()
+    return args, *((quick, 1000) if args.quick else (args.requests, args.docs))
+
+
 def rss_mb(pid: int) -> float:
     """Resident memory of a process and its children, in MB (from /proc)."""
     pids = [pid] + [int(p) for p in _children(pid)]

@@ -14,14 +14,13 @@ Prints one line: each arm's p50 and what it adds over Solr's (target: the sideca
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import requests
 
-from bench.common import Figure, bench_stack, emit, percentile, warm_solr
+from bench.common import Figure, bench_stack, emit, percentile, search_arguments, warm_solr
 from bench.solr_overhead import API, load_scifact, measure
 from datafari_rag.config import Settings
 from datafari_rag.paths import CONF
@@ -64,12 +63,7 @@ def served(command: list[str], settings: Settings, ready: str) -> Iterator[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--requests", type=int, default=400)
-    parser.add_argument("--docs", type=int, default=6000, help="SciFact abstracts added to FileShare")
-    parser.add_argument("--quick", action="store_true", help="60 requests per arm, 1,000 documents")
-    args = parser.parse_args()
-    count, docs = (60, 1000) if args.quick else (args.requests, args.docs)
+    args, count, docs = search_arguments(__doc__, 400, 60)
     acl = [*acl_params(UserAccess.anonymous()), ("echoParams", "none")]
     with bench_stack("benchpt_") as (settings, solr, _agent):
         queries = load_scifact(solr, settings, docs)

@@ -8,24 +8,18 @@ Prints one line with both p50/p99 and the p50 ratio (target <= 1.05).
 
 from __future__ import annotations
 
-import argparse
 import secrets
 
 import requests
 
-from bench.common import Figure, bench_stack, emit, percentile, warm_solr
+from bench.common import Figure, bench_stack, emit, percentile, search_arguments, warm_solr
 from bench.solr_overhead import load_scifact, measure
 from datafari_rag.solr.service_account import credentials
 from datafari_rag.testing.solr_door_harness import add_solr_users
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--requests", type=int, default=400)
-    parser.add_argument("--docs", type=int, default=6000, help="SciFact abstracts added to FileShare")
-    parser.add_argument("--quick", action="store_true", help="80 requests, 1,000 documents")
-    args = parser.parse_args()
-    count, docs = (80, 1000) if args.quick else (args.requests, args.docs)
+    args, count, docs = search_arguments(__doc__, 400, 80)
     with bench_stack("benchsf_") as (settings, solr, _agent), requests.Session() as http:
         http.trust_env = False
         queries = load_scifact(solr, settings, docs)

@@ -21,7 +21,7 @@ from typing import Any
 
 import requests
 
-from bench.common import SCIFACT, SERVICES, Figure, bench_stack, emit, percentile, warm_solr
+from bench.common import SCIFACT, SERVICES, Figure, bench_stack, emit, percentile, search_arguments, warm_solr
 from datafari_rag.config import Settings
 from datafari_rag.paths import CONF
 from datafari_rag.security import UserAccess
@@ -101,12 +101,8 @@ def added(through: list[float], direct: list[float]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--requests", type=int, default=300)
-    parser.add_argument("--docs", type=int, default=6000, help="SciFact abstracts added to FileShare")
-    parser.add_argument("--quick", action="store_true", help="60 requests per mode, 1,000 documents")
     parser.add_argument("--service", choices=SERVICES, default=SERVICES[0], help="solr.embeddings.service")
-    args = parser.parse_args()
-    count, docs = (60, 1000) if args.quick else (args.requests, args.docs)
+    args, count, docs = search_arguments(__doc__, 300, 60, parser)
     acl = [*acl_params(UserAccess.anonymous()), ("echoParams", "none")]
     with bench_stack("benchso_", embeddings_service=args.service) as (settings, solr, _agent):
         queries = load_scifact(solr, settings, docs)

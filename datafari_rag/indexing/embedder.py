@@ -10,8 +10,8 @@ of the OpenAI-compatible API (``solr.embeddings.endpoint``: the local agent).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import cache
 
 from ..agent.onnx_model import PACKAGED, OnnxEmbedder, PackagedModel
 from ..config import Settings
@@ -31,7 +31,8 @@ class ChunkEmbedder:
         if settings.embeddings_service == "inprocess":
             self.model = model or settings.embeddings_model_name
             if self.model in PACKAGED:  # the ONNX file Solr runs, run here: the same vectors
-                self._embed_batch = _in_process(PACKAGED[self.model])
+                packaged = PACKAGED[self.model]
+                self._embed_batch = lambda texts: _onnx(packaged).embed(texts).tolist()
                 return
             settings = settings.replace(embeddings_service="openai")  # another model: the agent's API
         wanted = desired_model(settings)
@@ -48,14 +49,7 @@ class ChunkEmbedder:
             return [vector for vectors in pool.map(self._embed_batch, batches) for vector in vectors]
 
 
-def _in_process(model: PackagedModel) -> Callable[[list[str]], list[list[float]]]:
-    """Embeds with ``model``'s ONNX file, read on first use: a sidecar worker that never embeds
-    never holds it."""
-    loaded: list[OnnxEmbedder] = []
-
-    def embed(texts: list[str]) -> list[list[float]]:
-        if not loaded:
-            loaded.append(OnnxEmbedder(model))  # the session is shared per process (agent/onnx_model.py)
-        return loaded[0].embed(texts).tolist()
-
-    return embed
+@cache
+def _onnx(model: PackagedModel) -> OnnxEmbedder:
+    """``model``'s ONNX file, read on first use: a sidecar worker that never embeds never holds it."""
+    return OnnxEmbedder(model)

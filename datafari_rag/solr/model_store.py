@@ -48,13 +48,13 @@ def desired_model(settings: Settings) -> dict[str, Any]:
                 f"runs {', '.join(IN_PROCESS)}"
             )
         files = PACKAGED[settings.embeddings_model_name]  # the files the sidecar runs, in the class's jar
-        params = {"threads": settings.embeddings_threads, "onnxFile": files.onnx, "tokenizerFile": files.tokenizer}
+        # named, the plugin runs them one thread per text, the executor's threads side by side
+        # (the jar's own session takes every core for each text)
+        params = {"onnxFile": files.onnx, "tokenizerFile": files.tokenizer, "pooling": files.pooling}
         return {
             "class": IN_PROCESS[settings.embeddings_model_name],
             "name": settings.embeddings_model,
-            # one thread per text, the executor's threads side by side (the jar's own session
-            # takes every core for each text)
-            "params": {**params, "pooling": files.pooling},
+            "params": {"threads": settings.embeddings_threads, **params},
         }
     model: dict[str, Any] = json.loads((MODELS / "default_model.json").read_text())
     if settings.embeddings_service == "gemini":
