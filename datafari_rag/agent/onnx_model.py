@@ -32,6 +32,7 @@ class PackagedModel:
     dimension: int
     prefix: str = ""  # put before every text (a query instruction)
     pooling: str = "CLS"  # langchain4j's PoolingMode, for Solr's in-process model
+    solr_class: str = ""  # the jar's model class, when Solr may run it in process
 
 
 BGE_SMALL = PackagedModel(
@@ -40,6 +41,7 @@ BGE_SMALL = PackagedModel(
     "bge-small-en-v1.5.onnx",
     "bge-small-en-v1.5-tokenizer.json",
     384,
+    solr_class="dev.langchain4j.model.embedding.onnx.bgesmallenv15.BgeSmallEnV15EmbeddingModel",
 )
 # The same model for queries, with the instruction its model card gives for short queries
 # against passages (solr.embeddings.queryModelName).

@@ -19,8 +19,8 @@ PATH = "schema/text-to-vector-model-store"
 SECRET_PARAMS = ("apiKey", "api_key", "token")
 
 
-# langchain4j's in-process models (an ONNX file in a Maven jar), by the model name they run
-IN_PROCESS = {"bge-small-en-v1.5": "dev.langchain4j.model.embedding.onnx.bgesmallenv15.BgeSmallEnV15EmbeddingModel"}
+# langchain4j's in-process models (an ONNX file in a Maven jar): their class, by the model name they run
+IN_PROCESS = {m.name: m.solr_class for m in PACKAGED.values() if m.solr_class}
 
 
 def desired_models(settings: Settings) -> list[dict[str, Any]]:
