@@ -933,13 +933,14 @@ class Settings:
     index_retry_attempts: int = _key(
         INDEX,
         "index.retry.attempts",
-        6,
+        7,
         "A batch Solr answers with a 5xx (the embedding service or a node busy, a shard's leader "
         "lost) is sent again this many times, after index.retry.delay seconds doubling each time "
-        "(1+2+...+32 s, about a minute: a node lost with its ZooKeeper server takes "
+        "(1+2+...+64 s, about two minutes: a node lost with its ZooKeeper server takes "
         "solr.local.zkSessionTimeout, a ZooKeeper leader change and a shard election, about 10 s "
-        "on an idle machine and over 30 s on a busy one, while updates are disabled), before each "
-        "document is tried alone: back-pressure slows intake instead of failing documents.",
+        "on an idle machine, over 30 s on a busy one and once over 90 s on an overloaded one, while "
+        "updates are disabled), before each document is tried alone: back-pressure slows intake "
+        "instead of failing documents.",
         maximum=10,
     )
     index_retry_delay: float = _key(

@@ -107,14 +107,14 @@ class Load:
         self.threads[-1].start()
 
     def finish(self, least: int, within: float) -> None:
-        """Stops once every client has made ``least`` calls (a call sent before a loss may wait a
-        minute of retries), or after ``within`` seconds more."""
+        """Stops once every client has made ``least`` calls (a call sent before a loss may wait
+        the indexer's two minutes of retries), or after ``within`` seconds more."""
         deadline = time.monotonic() + within
         while time.monotonic() < deadline and any(self.calls.get(t.name, 0) < least for t in self.threads):
             time.sleep(0.5)
         self.stop.set()
         for thread in self.threads:
-            thread.join(timeout=120)
+            thread.join(timeout=180)
 
 
 @pytest.mark.parametrize("lost", [0, 1, 2], ids=["node1", "node2", "node3"])
@@ -180,7 +180,7 @@ def test_losing_any_one_node_keeps_search_answers_and_indexing_working(
             _kill(zookeeper.pid())
             killed = time.monotonic() - load.began
             time.sleep(AFTER)
-            load.finish(least=3, within=120)
+            load.finish(least=3, within=180)
 
         print(
             f"\nlost node{lost + 1} at {killed:.1f}s: calls {load.calls}, failed {len(load.failures)}, sent {len(sent)}"
