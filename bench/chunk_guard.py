@@ -37,8 +37,9 @@ def main() -> None:
 
         times: dict[object, list[float]] = {checked: [], unchecked: []}
         for i in range(count + 20):
-            q = QUERIES[i % len(QUERIES)] + f" {i}"  # a new text each time: no cached embedding
             for run in (checked, unchecked) if i % 2 else (unchecked, checked):  # alternate which goes first
+                # a new text for each search: Solr's model keeps recent query texts' vectors
+                q = QUERIES[i % len(QUERIES)] + f" {i} {run.__name__}"
                 began = time.perf_counter()
                 run(q)
                 if i >= 20:  # warm-up

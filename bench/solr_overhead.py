@@ -137,16 +137,21 @@ def main() -> None:
                 return arms(f"{settings.collection_main}/select", form[0], "search/select", sidecar, form[2])
 
             def knn(i: int) -> Arms:
-                # the same query: its embedding (most of the time) is computed by each call anyway
-                q = queries[i % len(queries)]
+                # different queries per arm: Solr's model keeps the vectors of recent query texts,
+                # and each arm must pay for its query's embedding
+                q = [queries[(3 * i + k) % len(queries)] for k in range(3)]
                 form = [
-                    ("queryrag", q),
-                    ("topK", settings.solr_top_k),
-                    ("rows", settings.solr_top_k),
-                    ("model", settings.embeddings_model),
-                    ("vectorField", settings.vector_field),
+                    [
+                        ("queryrag", text),
+                        ("topK", settings.solr_top_k),
+                        ("rows", settings.solr_top_k),
+                        ("model", settings.embeddings_model),
+                        ("vectorField", settings.vector_field),
+                    ]
+                    for text in q
                 ]
-                return arms(f"{settings.collection_vector}/vector", form, "search/vector", {"queryrag": q}, form)
+                vector = f"{settings.collection_vector}/vector"
+                return arms(vector, form[0], "search/vector", {"queryrag": q[1]}, form[2])
 
             bm25_times = measure([bm25(i) for i in range(count + 20)], warmup=20)
             # warm_solr warmed the BM25 path only: a fresh JVM compiles the kNN path over its first

@@ -298,6 +298,8 @@ def random_request(
             params = [("q", query), *params]
     if path.endswith("/vector"):
         params.append(("queryrag", query if query != "*:*" else "maintenance procedure"))
+        if rng.random() < 0.3:  # a graph searched wide and deep: still the user's documents only
+            params += [("topK", str(rng.choice([1, 10, 200]))), ("efSearch", str(rng.choice([5, 100, 1000])))]
     if rng.random() < 0.3:  # naming another user or group: honoured from the service account only
         params.append(("AuthenticatedUserName", rng.choice([EVERY_TOKEN, *door.corpus.users])))
     if rng.random() < 0.15:

@@ -153,6 +153,21 @@ def test_filters_are_knn_prefilters(solr: SolrClient, settings: Settings, indexe
     assert [d["id"] for d in hits["response"]["docs"]] == ["doc-volcano_0"]
 
 
+def test_knn_explores_efsearch_candidates_and_keeps_topk(solr: SolrClient, settings: Settings, indexed: None) -> None:
+    """``efSearch`` widens the graph search, not the results: topK matches, the best of the wider
+    search (here every chunk, so the exact nearest); a count out of range is the client's error."""
+    path = f"{settings.collection_vector}/vector"
+    every = solr.get(path, {"queryrag": PARAPHRASE, "topK": 1000, "rows": 3, "fl": "id", "fq": "id:doc-*"})
+    wide = solr.get(path, {"queryrag": PARAPHRASE, "topK": 3, "efSearch": 1000, "fl": "id", "fq": "id:doc-*"})
+    assert wide["response"]["numFound"] == 3
+    assert [d["id"] for d in wide["response"]["docs"]] == [d["id"] for d in every["response"]["docs"]]
+    for bad in ("0", "many", "20000"):
+        with pytest.raises(SolrError) as refused:
+            solr.get(path, {"queryrag": PARAPHRASE, "efSearch": bad})
+        assert refused.value.status == 400
+        assert "efSearch" in str(refused.value)
+
+
 def test_bm25_search_on_fileshare(solr: SolrClient, settings: Settings, indexed: None) -> None:
     hits = solr.get(
         f"{settings.collection_main}/select",

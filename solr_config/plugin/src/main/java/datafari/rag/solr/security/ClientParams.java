@@ -92,6 +92,7 @@ final class ClientParams {
           // the text-to-vector handler (its q dereferences these)
           Map.entry("queryrag", (name, value) -> length(name, value, MAX_QUERY)),
           Map.entry("topK", number(1, 1000)),
+          Map.entry("efSearch", number(1, 1000)),
           Map.entry("model", pattern(NAME, "must name a model")),
           Map.entry("vectorField", FIELD_RULE),
           // the results

@@ -1,5 +1,7 @@
 package datafari.rag.solr.textvector;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.langchain4j.data.embedding.Embedding;
 import dev.langchain4j.data.segment.TextSegment;
 import dev.langchain4j.model.embedding.EmbeddingModel;
@@ -10,10 +12,17 @@ import java.util.Map;
 
 /** A named embedding model of the store, with the JSON it was declared with. */
 public final class TextToVectorModel {
+  /** Query texts whose vectors are kept: a few MB at 384 dimensions. */
+  static final int QUERY_VECTORS_KEPT = 2048;
+
   private final String name;
   private final String className;
   private final Map<String, Object> params;
   private final EmbeddingModel model;
+  // A query on several shards is parsed by the node that receives it and again by each shard it
+  // holds: the same text, embedded once per node instead of once per parse.
+  private final Cache<String, float[]> queryVectors =
+      Caffeine.newBuilder().maximumSize(QUERY_VECTORS_KEPT).build();
 
   TextToVectorModel(String name, String className, Map<String, Object> params, EmbeddingModel model) {
     this.name = name;
@@ -26,9 +35,17 @@ public final class TextToVectorModel {
     return name;
   }
 
-  /** Embeds one text; one HTTP call to the embedding service, as Solr's module does. */
+  /** Embeds one text; one call to the model, as Solr's module does. */
   public float[] vectorise(String text) {
     return model.embed(text).content().vector();
+  }
+
+  /**
+   * A query text's vector: embedded as {@link #vectorise}, or the one made for the same text
+   * lately (documents' texts are not kept: they are embedded once). Callers must not change it.
+   */
+  public float[] vectoriseQuery(String text) {
+    return queryVectors.get(text, this::vectorise);
   }
 
   /**

@@ -2,7 +2,6 @@ package datafari.rag.solr.textvector;
 
 import java.io.IOException;
 import org.apache.lucene.index.VectorEncoding;
-import org.apache.lucene.search.KnnFloatVectorQuery;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.util.ResourceLoader;
 import org.apache.lucene.util.ResourceLoaderAware;
@@ -18,12 +17,15 @@ import org.apache.solr.search.SyntaxError;
 import org.apache.solr.search.neural.KnnQParser;
 
 /**
- * {@code {!knn_text_to_vector model=M f=FIELD topK=K}text}: embeds the query text with model M
- * and runs a kNN search on FIELD. As a top-level query, every {@code fq} becomes an HNSW
- * pre-filter (inherited from Solr's {@link KnnQParser}), which is what keeps document-level
- * security exact under kNN.
+ * {@code {!knn_text_to_vector model=M f=FIELD topK=K efSearch=E}text}: embeds the query text with
+ * model M and runs a kNN search on FIELD for the K nearest, the graph explored for E candidates
+ * (default K; see {@link WideKnnFloatVectorQuery}). As a top-level query, every {@code fq} becomes
+ * an HNSW pre-filter (inherited from Solr's {@link KnnQParser}), which is what keeps
+ * document-level security exact under kNN.
  */
 public class TextToVectorQParserPlugin extends QParserPlugin implements ResourceLoaderAware {
+  static final String EF_SEARCH = "efSearch";
+  static final int MAX_CANDIDATES = 10000; // a request may not make every segment search deeper
   private final ModelStoreObserver models = new ModelStoreObserver();
 
   @Override
@@ -60,7 +62,7 @@ public class TextToVectorQParserPlugin extends QParserPlugin implements Resource
       }
       float[] vector;
       try {
-        vector = model.vectorise(qstr);
+        vector = model.vectoriseQuery(qstr);
       } catch (RuntimeException e) {
         throw new SolrException(
             ErrorCode.SERVICE_UNAVAILABLE,
@@ -75,8 +77,28 @@ public class TextToVectorQParserPlugin extends QParserPlugin implements Resource
                 + " while it is expected a vector with size "
                 + type.getDimension());
       }
-      int topK = localParams.getInt(TOP_K, DEFAULT_TOP_K);
-      return new KnnFloatVectorQuery(field.getName(), vector, topK, getFilterQuery());
+      int topK = count(TOP_K, DEFAULT_TOP_K);
+      int efSearch = count(EF_SEARCH, topK);
+      return new WideKnnFloatVectorQuery(field.getName(), vector, topK, efSearch, getFilterQuery());
+    }
+
+    /** A local parameter that counts documents: a whole number from 1 to MAX_CANDIDATES. */
+    private int count(String name, int otherwise) {
+      String value = localParams.get(name);
+      if (value == null || value.isBlank()) {
+        return otherwise;
+      }
+      try {
+        int n = Integer.parseInt(value.strip());
+        if (n >= 1 && n <= MAX_CANDIDATES) {
+          return n;
+        }
+      } catch (NumberFormatException e) {
+        // refused below, with the others
+      }
+      throw new SolrException(
+          ErrorCode.BAD_REQUEST,
+          "'" + name + "' must be a whole number from 1 to " + MAX_CANDIDATES + ", not '" + value + "'");
     }
   }
 }
