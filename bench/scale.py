@@ -13,10 +13,11 @@ may read 100 %, 10 %, 1 % or 0.1 % of the index, through the same two filters as
 At each size and selectivity: p50/p99 of kNN as the product asks it (VectorMain's ``/vector``
 with the query's text, ``topK=10``, every ``fq`` an HNSW pre-filter; Solr's in-process model
 embeds each text on its first search, timed once, and keeps its vector for the others, so the
-table times the search itself), the graph explored for 10 candidates (``efSearch=10``: the handler before it took
-``efSearch``), 50 and 100 (its default now) — each query with each value in turn — and recall@10 against the exact top 10 under the same
-filter (computed with numpy from the vectors written, embedded by the same model); p50 of BM25
-(edismax) under the same filter; the write rate; Solr's heap after the searches and the index's
+table times the search itself), the graph explored for 10 candidates (``efSearch=10``: the
+handler before it took ``efSearch``), 50 and 100 (its default now) — each query with each value
+in turn — and recall@10 against the exact top 10 under the same filter (computed with numpy
+from the vectors written, embedded by the same model); p50 of BM25 (edismax) under the same
+filter; the write rate; Solr's heap after the searches and the index's
 size on disk. Prints one line per size and the table for docs/benchmarks.md.
 """
 
