@@ -20,6 +20,7 @@ from bench.common import RESULTS_ENV
 BENCHMARKS = [
     "embedding",
     "models",
+    "query_model",
     "solr_overhead",
     "solr_filter",
     "rag_overhead",

@@ -182,6 +182,7 @@ def search(
     vectors: np.ndarray,
     group: str,
     ef_values: tuple[int, ...] = EF_SEARCH,
+    top_k: int = 10,
 ) -> dict[int, dict[str, float]]:
     """For each of ``ef_values`` (the graph explored for that many candidates, the best 10 kept):
     kNN p50/p99, recall@10 and the BM25 p50, for a user holding ``group``. Each query is searched
@@ -195,7 +196,7 @@ def search(
     for i, (text, vector) in enumerate(zip(queries, vectors, strict=True)):
         exact = corpus.exact(vector, group)
         for ef in ef_values[i % len(ef_values) :] + ef_values[: i % len(ef_values)]:
-            form = [("queryrag", text), ("topK", 10), ("efSearch", ef), ("rows", 10), ("fl", "id"), *acl]
+            form = [("queryrag", text), ("topK", top_k), ("efSearch", ef), ("rows", 10), ("fl", "id"), *acl]
             began = time.perf_counter()
             answer = solr.request(
                 "POST", f"{settings.collection_vector}/vector", data=urlencode(form).encode(), headers=FORM
@@ -221,18 +222,43 @@ def search(
     }
 
 
-def index_bytes(solr: SolrClient, settings: Settings) -> int:
-    status = solr.get("admin/cores", {"action": "STATUS"})["status"]
-    return sum(
-        int(core["index"]["sizeInBytes"])
-        for name, core in status.items()
+def node_clients(solr: SolrClient, settings: Settings) -> list[SolrClient]:
+    """One client per node of the cluster, with the service account's credentials."""
+    return [SolrClient(url, timeout=600, auth=solr.auth) for url in settings.solr_url.split(",")]
+
+
+def segments(solr: SolrClient, settings: Settings) -> tuple[int, int]:
+    """VectorMain's bytes on disk and segment count, over every node."""
+    cores = [
+        core
+        for node in node_clients(solr, settings)
+        for name, core in node.get("admin/cores", {"action": "STATUS"})["status"].items()
         if name.startswith(settings.collection_vector + "_")
-    )
+    ]
+    return sum(int(c["index"]["sizeInBytes"]) for c in cores), sum(int(c["index"]["segmentCount"]) for c in cores)
 
 
-def heap_mb(solr: SolrClient) -> float:
-    metrics = solr.get("admin/metrics", {"group": "jvm", "prefix": "memory.heap.used"})["metrics"]
-    return float(metrics["solr.jvm"]["memory.heap.used"]) / 2**20
+def settled(solr: SolrClient, settings: Settings, quiet: float = 30.0, most: float = 900.0) -> float:
+    """Waits until no merge has changed the index for ``quiet`` seconds (at most ``most``), so that
+    searches are timed on the index as it stays, not beside the merges a bulk write leaves running;
+    the seconds waited."""
+    began = time.monotonic()
+    last, since = segments(solr, settings), time.monotonic()
+    while time.monotonic() - since < quiet and time.monotonic() - began < most:
+        time.sleep(5)
+        now = segments(solr, settings)
+        if now != last:
+            last, since = now, time.monotonic()
+    return time.monotonic() - began
+
+
+def heap_mb(solr: SolrClient, settings: Settings) -> float:
+    """Heap used, summed over the nodes."""
+    used = 0.0
+    for node in node_clients(solr, settings):
+        metrics = node.get("admin/metrics", {"group": "jvm", "prefix": "memory.heap.used"})["metrics"]
+        used += float(metrics["solr.jvm"]["memory.heap.used"]) / 2**20
+    return used
 
 
 def main() -> None:
@@ -256,8 +282,10 @@ def main() -> None:
         for size in sizes:
             rate = write(solr, settings, corpus, written, size - written)
             written = size
+            waited = settled(solr, settings)
             if first_sight is None:  # each text's first search: Solr's model embeds it, then keeps its vector
-                first_sight = search(solr, settings, corpus, queries, vectors, "all", EF_SEARCH[-1:])[EF_SEARCH[-1]]
+                # topK 11: a query of its own, whose results Solr's result cache cannot give a later row
+                first_sight = search(solr, settings, corpus, queries, vectors, "all", EF_SEARCH[-1:], 11)[EF_SEARCH[-1]]
                 print(
                     f"scale: each query's first search (its text embedded in Solr, 100% readable, efSearch "
                     f"{EF_SEARCH[-1]}): kNN p50 {first_sight['knn_p50']:.1f} p99 {first_sight['knn_p99']:.1f} ms; "
@@ -271,7 +299,7 @@ def main() -> None:
                 for name, g in SELECTIVITIES.items()
                 for k, m in search(solr, settings, corpus, queries, vectors, g).items()
             }
-            disk, heap = index_bytes(solr, settings), heap_mb(solr)
+            disk, heap = segments(solr, settings)[0], heap_mb(solr, settings)
             rows += [(size, name, k, m) for (name, k), m in measured.items()]
             cells = "; ".join(
                 f"{name} efSearch {k}: kNN p50 {m['knn_p50']:.1f} p99 {m['knn_p99']:.1f} ms recall {m['recall']:.3f}, "
@@ -280,7 +308,8 @@ def main() -> None:
             )
             emit(
                 "scale",
-                f"scale: {size} chunks on {args.nodes} node(s): written at {rate:.0f} chunks/s; {cells}; "
+                f"scale: {size} chunks on {args.nodes} node(s): written at {rate:.0f} chunks/s, merges settled "
+                f"{waited:.0f} s later; {cells}; "
                 f"heap {heap:.0f} MB, disk {disk / 2**20:.0f} MB ({disk / size * 1e6 / 2**30:.2f} GB per million)",
                 Figure(f"{size} chunks: writes", rate, "chunks/s"),
                 *(

@@ -135,7 +135,9 @@ class Settings:
         "solr.embeddings.queryModelName",
         "",
         "The model that embeds queries, when not the passages' (e.g. bge-small-en-v1.5-query: BGE with its query "
-        "instruction); a second model store entry, <solr.embeddings.model>_query. Empty: the same model.",
+        "instruction, through the agent; bge-small-en-v1.5-q: the same model quantized, in Solr's JVM, a query "
+        "embedded 2.4 times faster); a second model store entry, <solr.embeddings.model>_query. Empty: the same "
+        "model.",
     )
     embeddings_timeout: int = _key(
         EMBED,

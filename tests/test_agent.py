@@ -83,6 +83,7 @@ def test_models_and_health(agent_url: str) -> None:
         "datafari-rag-extractive",
         "bge-small-en-v1.5",
         "bge-small-en-v1.5-query",
+        "bge-small-en-v1.5-q",
     ]
     health = requests.get(agent_url.removesuffix("/v1") + "/health", timeout=10).json()
     assert {k: health[k] for k in ("status", "model", "dimension")} == {

@@ -148,10 +148,19 @@ def test_a_query_model_is_a_second_model_store_entry() -> None:
 
     same = Settings(embeddings_model_name="bge-small-en-v1.5", embeddings_service="openai")
     assert same.query_model == "default_model" and len(desired_models(same)) == 1
-    # Solr's JVM runs the passages' model only (the default service): a query model is refused by name
-    refused = re.escape("solr.embeddings.queryModelName: not with solr.embeddings.service=inprocess")
+    # Solr's JVM (the default service) runs a query model of its own only if it has its class and
+    # the passages' dimension: the quantized copy of the same model
+    refused = re.escape(
+        "solr.embeddings.queryModelName=bge-small-en-v1.5-query: with solr.embeddings.service=inprocess, "
+        "one of bge-small-en-v1.5, bge-small-en-v1.5-q"
+    )
     with pytest.raises(ValueError, match=refused):
         desired_models(Settings(embeddings_query_model_name="bge-small-en-v1.5-query"))
+    passages, quantized = desired_models(Settings(embeddings_query_model_name="bge-small-en-v1.5-q"))
+    assert passages["class"].endswith(".BgeSmallEnV15EmbeddingModel")
+    assert quantized["name"] == "default_model_query"
+    assert quantized["class"].endswith(".BgeSmallEnV15QuantizedEmbeddingModel")
+    assert quantized["params"]["onnxFile"] == "bge-small-en-v1.5-q.onnx"
     split = same.replace(embeddings_query_model_name="bge-small-en-v1.5-query")
     passages, queries = desired_models(split)
     assert split.query_model == "default_model_query" == queries["name"]

@@ -26,13 +26,24 @@ IN_PROCESS = {m.name: m.solr_class for m in PACKAGED.values() if m.solr_class}
 def desired_models(settings: Settings) -> list[dict[str, Any]]:
     """The passages' model, and the queries' when another one embeds them."""
     models = [desired_model(settings)]
-    if settings.embeddings_service == "inprocess" and settings.embeddings_query_model_name:
-        raise ValueError("solr.embeddings.queryModelName: not with solr.embeddings.service=inprocess")
-    if settings.embeddings_query_model_name:
+    if not settings.embeddings_query_model_name:
+        return models
+    if settings.embeddings_service == "inprocess":
+        # another model Solr's JVM runs, of the passages' dimension (a quantized copy of the same model)
+        passages = PACKAGED[settings.embeddings_model_name]
+        query_model = PACKAGED.get(settings.embeddings_query_model_name)
+        if query_model is None or not query_model.solr_class or query_model.dimension != passages.dimension:
+            runs = [m.name for m in PACKAGED.values() if m.solr_class and m.dimension == passages.dimension]
+            raise ValueError(
+                f"solr.embeddings.queryModelName={settings.embeddings_query_model_name}: with "
+                f"solr.embeddings.service=inprocess, one of {', '.join(runs)}"
+            )
+        query = desired_model(settings.replace(embeddings_model_name=query_model.name))
+    else:
         query = desired_model(settings)
-        query["name"] = settings.query_model
         query["params"]["modelName"] = settings.embeddings_query_model_name
-        models.append(query)
+    query["name"] = settings.query_model
+    models.append(query)
     return models
 
 

@@ -19,6 +19,7 @@ account naming the trial's user: the filter applies, the parameter guard does no
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import re
@@ -272,6 +273,13 @@ def grammar(rng: random.Random, query: str) -> list[tuple[str, str]]:
     return params
 
 
+def shipped_vector(rng: random.Random, text: str, dimension: int = 384) -> str:
+    """A ``queryVector`` as a receiving node sends it to a shard (the text's key, then numbers),
+    of random numbers."""
+    key = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return key + ":" + ",".join(f"{rng.uniform(-1, 1):.6f}" for _ in range(dimension))
+
+
 def random_request(
     rng: random.Random, door: Door, secured_only: bool
 ) -> tuple[str, list[tuple[str, str]], bytes | None]:
@@ -297,9 +305,12 @@ def random_request(
         if not any(k == "q" for k, _ in params):
             params = [("q", query), *params]
     if path.endswith("/vector"):
-        params.append(("queryrag", query if query != "*:*" else "maintenance procedure"))
+        text = query if query != "*:*" else "maintenance procedure"
+        params.append(("queryrag", text))
         if rng.random() < 0.3:  # a graph searched wide and deep: still the user's documents only
             params += [("topK", str(rng.choice([1, 10, 200]))), ("efSearch", str(rng.choice([5, 100, 1000])))]
+        if rng.random() < 0.15:  # posing as a shard with a vector of its own: the user's documents only
+            params += [("isShard", "true"), ("queryVector", shipped_vector(rng, text))]
     if rng.random() < 0.3:  # naming another user or group: honoured from the service account only
         params.append(("AuthenticatedUserName", rng.choice([EVERY_TOKEN, *door.corpus.users])))
     if rng.random() < 0.15:

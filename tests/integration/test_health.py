@@ -31,6 +31,7 @@ def test_health_is_green_when_everything_is_up(settings: Settings, bootstrapped:
         "datafari-rag-extractive",
         "bge-small-en-v1.5",
         "bge-small-en-v1.5-query",
+        "bge-small-en-v1.5-q",
     ]
     [model] = body["modelStore"]["models"]
     assert model["name"] == "default_model"

@@ -1,8 +1,8 @@
 """A two-node SolrCloud on a ZooKeeper ensemble of three, started as `datafari-rag solr start --nodes 2` does:
 collections of 2 shards x 2 replicas, FileShare's update processor chunking every write (through
 the sidecar on one node, straight into FileShare on the other), each chunk once and a parent's
-chunks on one shard, kNN equal to the global top K of both shards, and searches and answers still
-served with one node killed."""
+chunks on one shard, kNN equal to the global top K of both shards with the query embedded once,
+and searches and answers still served with one node killed."""
 
 from __future__ import annotations
 
@@ -294,6 +294,69 @@ def test_writes_resume_within_10_s_of_a_node_going_silent(cloud: Settings, nodes
     ):
         assert time.monotonic() < deadline, "node 2 did not come back"
         time.sleep(1)
+
+
+def _counting_embeddings(agent: str, texts: list[str]) -> Flask:
+    """The agent (its OpenAI base URL), each text it is asked to embed appended to ``texts``."""
+    upstream = urllib3.PoolManager()
+    app = Flask("counting-embeddings")
+
+    @app.route("/v1/<path:rest>", methods=["GET", "POST"])
+    def forward(rest: str) -> Response:
+        body = request.get_json(silent=True) or {}
+        if rest == "embeddings":
+            asked = body.get("input")
+            texts.extend(asked if isinstance(asked, list) else [asked])
+        answer = upstream.request(
+            request.method, f"{agent}/{rest}", body=request.get_data(), headers={"Content-Type": "application/json"}
+        )
+        return Response(answer.data, status=answer.status, content_type="application/json")
+
+    return app
+
+
+def test_a_query_on_shards_of_two_nodes_is_embedded_once(cloud: Settings, nodes: list[LocalSolr]) -> None:
+    """The node a client calls embeds the query and sends the vector to the other node's shard
+    (``queryVector``): the embedding service sees each question once, not once per node, and the
+    answer is the one each shard embedding for itself gives."""
+    texts: list[str] = []
+    with serve(_counting_embeddings(cloud.embeddings_endpoint, texts)) as proxy:
+        mine = cloud.replace(
+            collection_main="ship_FileShare", collection_vector="ship_VectorMain", embeddings_endpoint=f"{proxy}/v1"
+        )
+        solr = SolrClient(nodes[0].url, 120)
+        bootstrap(solr, mine, shards=2, replicas=1)
+        docs = [
+            {"id": f"ship-{n}", "title": t, "exactContent": f"The {t} procedure, step {n}. " * 20}
+            for n, t in enumerate(TOPICS)
+        ]
+        solr.post(f"{mine.collection_main}/update", json=docs, params={"commit": "true"})
+        solr.get(f"{mine.collection_vector}/update", {"commit": "true"})
+        status = solr.get("admin/collections", {"action": "CLUSTERSTATUS", "collection": mine.collection_vector})
+        hosts = {
+            r["node_name"]
+            for s in status["cluster"]["collections"][mine.collection_vector]["shards"].values()
+            for r in s["replicas"].values()
+        }
+        assert len(hosts) == 2  # one shard on each node: the other node's shard is asked over HTTP
+        for question in ["how is the boiler pressure checked", "who may drive a forklift", "fire drill"]:
+            texts.clear()
+            hits = solr.get(
+                f"{mine.collection_vector}/vector", {"queryrag": question, "topK": 3, "rows": 3, "fl": "id,score"}
+            )
+            assert texts == [question]
+            found = [(d["id"], d["score"]) for d in hits["response"]["docs"]]
+            # each shard searched alone (distrib=false), embedding for itself: the same nearest chunks
+            alone = [
+                d
+                for node in nodes
+                for d in SolrClient(node.url, 120).get(
+                    f"{mine.collection_vector}/vector",
+                    {"queryrag": question, "topK": 3, "fl": "id,score", "distrib": "false"},
+                )["response"]["docs"]
+            ]
+            best = [(d["id"], d["score"]) for d in sorted(alone, key=lambda d: -d["score"])[:3]]
+            assert found == best, question  # the same chunks, the same scores: the same vector
 
 
 def test_searches_and_answers_survive_a_killed_node(

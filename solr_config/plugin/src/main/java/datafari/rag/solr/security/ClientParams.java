@@ -40,6 +40,7 @@ final class ClientParams {
   private static final Pattern DATE_MATH = Pattern.compile("^[0-9A-Za-z:.+\\-/*]{1,100}$");
   private static final Pattern FIELD_BOOST = Pattern.compile("^([A-Za-z_][A-Za-z0-9_]*)(\\^[0-9.]+)?$");
   private static final Pattern MIN_MATCH = Pattern.compile("^[0-9%<>\\- ]{1,50}$");
+  private static final Pattern QUERY_VECTOR = Pattern.compile("^[0-9a-f]{16}:[0-9eE.,+\\-]{1,65536}$");
   private static final int MAX_QUERY = 10_000;
   private static final int MAX_REPEATS = 100;
 
@@ -165,6 +166,8 @@ final class ClientParams {
           Map.entry("_stateVer_", ANY),
           Map.entry("_route_", ANY),
           Map.entry("distrib.singlePass", BOOL),
+          // the query's vector, made by the node the client called (a text's key, then numbers)
+          Map.entry("queryVector", pattern(QUERY_VECTOR, "must be a query text's key and its vector")),
           // the ids a shard returns the fields of: only those the user may read (the guard checks)
           Map.entry("ids", ANY));
 

@@ -1,12 +1,15 @@
 package datafari.rag.solr.textvector;
 
 import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import org.apache.lucene.index.VectorEncoding;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.util.ResourceLoader;
 import org.apache.lucene.util.ResourceLoaderAware;
 import org.apache.solr.common.SolrException;
 import org.apache.solr.common.SolrException.ErrorCode;
+import org.apache.solr.common.params.ShardParams;
 import org.apache.solr.common.params.SolrParams;
 import org.apache.solr.request.SolrQueryRequest;
 import org.apache.solr.schema.DenseVectorField;
@@ -60,14 +63,24 @@ public class TextToVectorQParserPlugin extends QParserPlugin implements Resource
         throw new SolrException(
             ErrorCode.BAD_REQUEST, "Vector encoding not supported: " + type.getVectorEncoding());
       }
-      float[] vector;
-      try {
-        vector = model.vectoriseQuery(qstr);
-      } catch (RuntimeException e) {
-        throw new SolrException(
-            ErrorCode.SERVICE_UNAVAILABLE,
-            "The embedding model '" + modelName + "' failed: " + e.getMessage(),
-            e);
+      float[] vector = shipped(type.getDimension());
+      if (vector == null) {
+        try {
+          vector = model.vectoriseQuery(qstr);
+        } catch (RuntimeException e) {
+          throw new SolrException(
+              ErrorCode.SERVICE_UNAVAILABLE,
+              "The embedding model '" + modelName + "' failed: " + e.getMessage(),
+              e);
+        }
+        if (!params.getBool(ShardParams.IS_SHARD, false)) { // for the shards, if there are any
+          @SuppressWarnings("unchecked")
+          Map<String, float[]> made =
+              (Map<String, float[]>)
+                  req.getContext()
+                      .computeIfAbsent(QueryVectorComponent.CONTEXT, k -> new LinkedHashMap<>());
+          made.put(qstr, vector);
+        }
       }
       if (vector.length != type.getDimension()) {
         throw new SolrException(
@@ -80,6 +93,14 @@ public class TextToVectorQParserPlugin extends QParserPlugin implements Resource
       int topK = count(TOP_K, DEFAULT_TOP_K);
       int efSearch = count(EF_SEARCH, topK);
       return new WideKnnFloatVectorQuery(field.getName(), vector, topK, efSearch, getFilterQuery());
+    }
+
+    /** The vector the receiving node sent this shard for this very text, if any. */
+    private float[] shipped(int dimension) {
+      if (!params.getBool(ShardParams.IS_SHARD, false)) {
+        return null;
+      }
+      return ShippedVectors.find(params.getParams(ShippedVectors.PARAM), qstr, dimension);
     }
 
     /** A local parameter that counts documents: a whole number from 1 to MAX_CANDIDATES. */
