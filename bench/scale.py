@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import secrets
+import shutil
 import tempfile
 import time
 from collections.abc import Iterator
@@ -147,6 +148,7 @@ def scale_stack(nodes: int, heap: str) -> Iterator[tuple[Settings, SolrClient, l
         yield settings, solr, [p for n in nodes_cluster.nodes if (p := n.pid()) is not None]
     finally:
         nodes_cluster.stop()
+        shutil.rmtree(home, ignore_errors=True)  # gigabytes at a million chunks
 
 
 def write(solr: SolrClient, settings: Settings, corpus: Corpus, start: int, count: int) -> float:
@@ -238,6 +240,30 @@ def segments(solr: SolrClient, settings: Settings) -> tuple[int, int]:
     return sum(int(c["index"]["sizeInBytes"]) for c in cores), sum(int(c["index"]["segmentCount"]) for c in cores)
 
 
+# Lucene's files by what they hold (the extensions of Lucene 9's codec)
+FILE_KINDS = {
+    ".vec": "vectors",
+    ".vex": "HNSW graph",
+    ".fdt": "stored fields",
+    ".tim": "terms",
+    ".doc": "postings",
+    ".pos": "postings",
+    ".dvd": "doc values",
+}
+
+
+def disk_by_kind(solr: SolrClient, settings: Settings) -> dict[str, int]:
+    """VectorMain's bytes on disk by what they hold (the nodes run on this machine)."""
+    sizes: dict[str, int] = {}
+    for node in node_clients(solr, settings):
+        for name, core in node.get("admin/cores", {"action": "STATUS"})["status"].items():
+            if name.startswith(settings.collection_vector + "_"):
+                for file in Path(core["dataDir"]).glob("index*/*"):
+                    kind = FILE_KINDS.get(file.suffix, "other")
+                    sizes[kind] = sizes.get(kind, 0) + file.stat().st_size
+    return sizes
+
+
 def settled(solr: SolrClient, settings: Settings, quiet: float = 30.0, most: float = 900.0) -> float:
     """Waits until no merge has changed the index for ``quiet`` seconds (at most ``most``), so that
     searches are timed on the index as it stays, not beside the merges a bulk write leaves running;
@@ -300,6 +326,9 @@ def main() -> None:
                 for k, m in search(solr, settings, corpus, queries, vectors, g).items()
             }
             disk, heap = segments(solr, settings)[0], heap_mb(solr, settings)
+            kinds = ", ".join(
+                f"{k} {v / size * 1e6 / 2**30:.2f}" for k, v in sorted(disk_by_kind(solr, settings).items())
+            )
             rows += [(size, name, k, m) for (name, k), m in measured.items()]
             cells = "; ".join(
                 f"{name} efSearch {k}: kNN p50 {m['knn_p50']:.1f} p99 {m['knn_p99']:.1f} ms recall {m['recall']:.3f}, "
@@ -310,7 +339,8 @@ def main() -> None:
                 "scale",
                 f"scale: {size} chunks on {args.nodes} node(s): written at {rate:.0f} chunks/s, merges settled "
                 f"{waited:.0f} s later; {cells}; "
-                f"heap {heap:.0f} MB, disk {disk / 2**20:.0f} MB ({disk / size * 1e6 / 2**30:.2f} GB per million)",
+                f"heap {heap:.0f} MB, disk {disk / 2**20:.0f} MB "
+                f"({disk / size * 1e6 / 2**30:.2f} GB per million: {kinds})",
                 Figure(f"{size} chunks: writes", rate, "chunks/s"),
                 *(
                     Figure(f"{size} chunks, {n}, efSearch {k}: kNN p50", m["knn_p50"], "ms")

@@ -136,7 +136,7 @@ class Settings:
         "",
         "The model that embeds queries, when not the passages' (e.g. bge-small-en-v1.5-query: BGE with its query "
         "instruction, through the agent; bge-small-en-v1.5-q: the same model quantized, in Solr's JVM, a query "
-        "embedded 2.4 times faster); a second model store entry, <solr.embeddings.model>_query. Empty: the same "
+        "embedded 3 times faster); a second model store entry, <solr.embeddings.model>_query. Empty: the same "
         "model.",
     )
     embeddings_timeout: int = _key(
