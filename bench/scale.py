@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 import numpy as np
@@ -229,14 +230,19 @@ def node_clients(solr: SolrClient, settings: Settings) -> list[SolrClient]:
     return [SolrClient(url, timeout=600, auth=solr.auth) for url in settings.solr_url.split(",")]
 
 
-def segments(solr: SolrClient, settings: Settings) -> tuple[int, int]:
-    """VectorMain's bytes on disk and segment count, over every node."""
-    cores = [
+def vector_cores(solr: SolrClient, settings: Settings) -> list[dict[str, Any]]:
+    """The status of each VectorMain core, on every node."""
+    return [
         core
         for node in node_clients(solr, settings)
         for name, core in node.get("admin/cores", {"action": "STATUS"})["status"].items()
         if name.startswith(settings.collection_vector + "_")
     ]
+
+
+def segments(solr: SolrClient, settings: Settings) -> tuple[int, int]:
+    """VectorMain's bytes on disk and segment count, over every node."""
+    cores = vector_cores(solr, settings)
     return sum(int(c["index"]["sizeInBytes"]) for c in cores), sum(int(c["index"]["segmentCount"]) for c in cores)
 
 
@@ -255,12 +261,10 @@ FILE_KINDS = {
 def disk_by_kind(solr: SolrClient, settings: Settings) -> dict[str, int]:
     """VectorMain's bytes on disk by what they hold (the nodes run on this machine)."""
     sizes: dict[str, int] = {}
-    for node in node_clients(solr, settings):
-        for name, core in node.get("admin/cores", {"action": "STATUS"})["status"].items():
-            if name.startswith(settings.collection_vector + "_"):
-                for file in Path(core["dataDir"]).glob("index*/*"):
-                    kind = FILE_KINDS.get(file.suffix, "other")
-                    sizes[kind] = sizes.get(kind, 0) + file.stat().st_size
+    for core in vector_cores(solr, settings):
+        for file in Path(core["dataDir"]).glob("index*/*"):
+            kind = FILE_KINDS.get(file.suffix, "other")
+            sizes[kind] = sizes.get(kind, 0) + file.stat().st_size
     return sizes
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -148,27 +148,36 @@ def test_knn_through_the_sidecar_is_the_global_top_k(
     assert set(got) == set(best) and got[0] == best[0]
 
 
-def _flaky_embeddings(agent: str) -> Flask:
-    """The agent, except that an embedding call holding two or more texts marked FAILEMBED fails
-    (503), as an embedding service failing under one shard leader's batch does; one such text
-    alone is embedded — what Solr's distributed retry of a single document sends. A text marked
-    ALWAYSFAIL is never embedded."""
+def _embeddings_proxy(
+    agent: str, texts: list[str] | None = None, fails: Callable[[list[str]], bool] | None = None
+) -> Flask:
+    """The agent (its OpenAI base URL) behind a proxy: the texts of each embedding call are
+    appended to ``texts``, and a call whose texts ``fails`` is answered 503 instead."""
     upstream = urllib3.PoolManager()
-    app = Flask("flaky-embeddings")
+    app = Flask("embeddings-proxy")
 
     @app.route("/v1/<path:rest>", methods=["GET", "POST"])
     def forward(rest: str) -> Response:
-        body = request.get_json(silent=True) or {}
-        texts = body.get("input") if isinstance(body.get("input"), list) else [body.get("input")]
-        failing = sum("FAILEMBED" in str(t) for t in texts) >= 2 or any("ALWAYSFAIL" in str(t) for t in texts)
-        if rest == "embeddings" and failing:
-            return Response('{"error": {"message": "overloaded"}}', status=503, content_type="application/json")
+        if rest == "embeddings":
+            asked = (request.get_json(silent=True) or {}).get("input")
+            asked = asked if isinstance(asked, list) else [asked]
+            if fails is not None and fails(asked):
+                return Response('{"error": {"message": "overloaded"}}', status=503, content_type="application/json")
+            if texts is not None:
+                texts.extend(asked)
         answer = upstream.request(
             request.method, f"{agent}/{rest}", body=request.get_data(), headers={"Content-Type": "application/json"}
         )
         return Response(answer.data, status=answer.status, content_type="application/json")
 
     return app
+
+
+def _flaky(texts: list[str]) -> bool:
+    """An embedding call holding two or more texts marked FAILEMBED fails, as an embedding service
+    failing under one shard leader's batch does; one such text alone is embedded — what Solr's
+    distributed retry of a single document sends. A text marked ALWAYSFAIL is never embedded."""
+    return sum("FAILEMBED" in str(t) for t in texts) >= 2 or any("ALWAYSFAIL" in str(t) for t in texts)
 
 
 def _shard(solr: SolrClient, collection: str, route: str) -> tuple[str, str]:
@@ -186,7 +195,7 @@ def test_a_shard_leader_failing_to_embed_never_gives_200_for_a_parent_without_ch
     Solr's distributor retried only the batch's first document, it succeeded, and the client got
     200 while the others had no chunks. Now the client gets an error naming them, and every
     parent of a 200 has its chunks — straight to Solr and through the sidecar's indexer alike."""
-    with serve(_flaky_embeddings(settings.agent_url)) as flaky:
+    with serve(_embeddings_proxy(settings.agent_url, fails=_flaky)) as flaky:
         mine = settings.replace(
             solr_url=nodes[0].url,
             collection_main="truth_FileShare",
@@ -296,31 +305,12 @@ def test_writes_resume_within_10_s_of_a_node_going_silent(cloud: Settings, nodes
         time.sleep(1)
 
 
-def _counting_embeddings(agent: str, texts: list[str]) -> Flask:
-    """The agent (its OpenAI base URL), each text it is asked to embed appended to ``texts``."""
-    upstream = urllib3.PoolManager()
-    app = Flask("counting-embeddings")
-
-    @app.route("/v1/<path:rest>", methods=["GET", "POST"])
-    def forward(rest: str) -> Response:
-        body = request.get_json(silent=True) or {}
-        if rest == "embeddings":
-            asked = body.get("input")
-            texts.extend(asked if isinstance(asked, list) else [asked])
-        answer = upstream.request(
-            request.method, f"{agent}/{rest}", body=request.get_data(), headers={"Content-Type": "application/json"}
-        )
-        return Response(answer.data, status=answer.status, content_type="application/json")
-
-    return app
-
-
 def test_a_query_on_shards_of_two_nodes_is_embedded_once(cloud: Settings, nodes: list[LocalSolr]) -> None:
     """The node a client calls embeds the query and sends the vector to the other node's shard
     (``queryVector``): the embedding service sees each question once, not once per node, and the
     answer is the one each shard embedding for itself gives."""
     texts: list[str] = []
-    with serve(_counting_embeddings(cloud.embeddings_endpoint, texts)) as proxy:
+    with serve(_embeddings_proxy(cloud.embeddings_endpoint, texts)) as proxy:
         mine = cloud.replace(
             collection_main="ship_FileShare", collection_vector="ship_VectorMain", embeddings_endpoint=f"{proxy}/v1"
         )

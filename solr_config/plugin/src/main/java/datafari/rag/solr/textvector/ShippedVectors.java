@@ -55,8 +55,11 @@ final class ShippedVectors {
       if (value == null || !value.startsWith(prefix)) {
         continue;
       }
+      if (value.length() > MAX_CHARS) {
+        throw refused("is longer than " + MAX_CHARS + " characters");
+      }
       String[] parts = value.substring(prefix.length()).split(",");
-      if (parts.length != dimension || value.length() > MAX_CHARS) {
+      if (parts.length != dimension) {
         throw refused("holds " + parts.length + " numbers, the field has " + dimension + " dimensions");
       }
       float[] vector = new float[dimension];
