@@ -10,6 +10,7 @@ import pytest
 
 from datafari_rag.config import Settings
 from datafari_rag.paths import SAMPLE_CORPUS
+from datafari_rag.retrieval.hybrid import FRENCH_SPARSE
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import bootstrap
 from datafari_rag.text.language import detect
@@ -75,3 +76,28 @@ def test_a_french_document_is_searched_with_the_french_chain(
         query = {"q": word, "defType": "edismax", "qf": "content_fr", "fl": "id", "rows": 10}
         found = {d["id"] for d in solr.get(f"{mine.collection_main}/internal", query)["response"]["docs"]}
         assert expected in found
+
+
+def test_a_french_text_holding_the_question_s_words_close_together_ranks_first(
+    solr: SolrClient, labelled: tuple[Settings, dict[str, Any]]
+) -> None:
+    """The same words, as often, in texts of the same length: the one where the question's words
+    stand within 20 positions of each other comes first (FileShare's ``pf``/``ps``, and the
+    hybrid's French BM25 arm), though it was written last, which would break the tie otherwise."""
+    mine, _ = labelled
+    filler = " ".join(["Les habitants de la commune votent chaque printemps pour leurs représentants."] * 4)
+    near = f"Le tribunal administratif examine le recours déposé par la mairie. {filler}"
+    far = f"Le tribunal examine le recours déposé par la mairie. {filler} Administratif."
+    docs = [
+        {"id": "prox-far", "title": "Recours", "exactContent": far},
+        {"id": "prox-near", "title": "Recours", "exactContent": near},
+    ]
+    solr.post(f"{mine.collection_main}/update", json=docs, params={"commit": "true"})
+    query = {"q": "tribunal administratif", "fq": "id:prox-*", "fl": "id,language,score"}
+    plain = {**query, "defType": "edismax", "qf": "content_fr"}
+    tied = solr.get(f"{mine.collection_main}/internal", plain)["response"]["docs"]
+    assert [d["language"] for d in tied] == ["fr", "fr"] and tied[0]["score"] == tied[1]["score"]
+    by_default = solr.get(f"{mine.collection_main}/select", query)["response"]["docs"]
+    hybrid_arm = solr.get(f"{mine.collection_main}/internal", {**query, "defType": "edismax", **dict(FRENCH_SPARSE)})
+    assert [d["id"] for d in by_default] == ["prox-near", "prox-far"]
+    assert [d["id"] for d in hybrid_arm["response"]["docs"]] == ["prox-near", "prox-far"]
