@@ -64,7 +64,10 @@ def child_exit(server, worker):  # type: ignore[no-untyped-def]
 
 
 def post_worker_init(worker):  # type: ignore[no-untyped-def]
-    """Each worker looks for DatafariUI alerts that are due (alerts.schedule.interval)."""
+    """Each worker looks for DatafariUI alerts that are due (alerts.schedule.interval) and reads the
+    model its answers embed with before its first answer needs it."""
     from datafari_rag.app import schedule_alerts
+    from datafari_rag.indexing.embedder import preload
 
     schedule_alerts(worker.wsgi)
+    preload(_settings)

@@ -10,6 +10,7 @@ of the OpenAI-compatible API (``solr.embeddings.endpoint``: the local agent).
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 
@@ -47,6 +48,19 @@ class ChunkEmbedder:
             return [vector for batch in batches for vector in self._embed_batch(batch)]
         with ThreadPoolExecutor(max_workers=IN_FLIGHT, thread_name_prefix="embed-client") as pool:
             return [vector for vectors in pool.map(self._embed_batch, batches) for vector in vectors]
+
+
+def preload(settings: Settings) -> threading.Thread | None:
+    """Reads the chunks' in-process model in a daemon thread when this process's answers will embed
+    (``rag.confidence.relevance``): a worker's first answer would otherwise wait for the ONNX file
+    to be read (64 answers at once: 0.71 of the LLM's own rate, a 10-pack map-reduce 3.9 s instead
+    of 2.1). None when answers embed nothing here (relevance off, or another service embeds)."""
+    packaged = PACKAGED.get(settings.embeddings_model_name)
+    if not settings.confidence_relevance or settings.embeddings_service != "inprocess" or packaged is None:
+        return None
+    thread = threading.Thread(target=_onnx, args=(packaged,), name="embedder-preload", daemon=True)
+    thread.start()
+    return thread
 
 
 @cache
