@@ -29,12 +29,12 @@ class ChunkEmbedder:
     def __init__(self, settings: Settings, model: str | None = None) -> None:
         """``model``: another model of the same service (the guard's, the cache's), else the chunks'."""
         self.batch = settings.vector_embedding_batch
+        packaged = in_process(settings, model)
+        if packaged is not None:  # the ONNX file Solr runs, run here: the same vectors
+            self.model = packaged.name
+            self._embed_batch = lambda texts: _onnx(packaged).embed(texts).tolist()
+            return
         if settings.embeddings_service == "inprocess":
-            self.model = model or settings.embeddings_model_name
-            if self.model in PACKAGED:  # the ONNX file Solr runs, run here: the same vectors
-                packaged = PACKAGED[self.model]
-                self._embed_batch = lambda texts: _onnx(packaged).embed(texts).tolist()
-                return
             settings = settings.replace(embeddings_service="openai")  # another model: the agent's API
         wanted = desired_model(settings)
         self.model = model or wanted["params"]["modelName"]
@@ -50,13 +50,21 @@ class ChunkEmbedder:
             return [vector for vectors in pool.map(self._embed_batch, batches) for vector in vectors]
 
 
+def in_process(settings: Settings, model: str | None = None) -> PackagedModel | None:
+    """The packaged model this process runs itself for ``model`` (else the chunks'), or None when
+    the embedding service is not in-process or the model is not packaged (the agent's API)."""
+    if settings.embeddings_service != "inprocess":
+        return None
+    return PACKAGED.get(model or settings.embeddings_model_name)
+
+
 def preload(settings: Settings) -> threading.Thread | None:
     """Reads the chunks' in-process model in a daemon thread when this process's answers will embed
     (``rag.confidence.relevance``): a worker's first answer would otherwise wait for the ONNX file
     to be read (64 answers at once: 0.71 of the LLM's own rate, a 10-pack map-reduce 3.9 s instead
     of 2.1). None when answers embed nothing here (relevance off, or another service embeds)."""
-    packaged = PACKAGED.get(settings.embeddings_model_name)
-    if not settings.confidence_relevance or settings.embeddings_service != "inprocess" or packaged is None:
+    packaged = in_process(settings)
+    if not settings.confidence_relevance or packaged is None:
         return None
     thread = threading.Thread(target=_onnx, args=(packaged,), name="embedder-preload", daemon=True)
     thread.start()
