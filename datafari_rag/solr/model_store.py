@@ -60,12 +60,14 @@ def desired_model(settings: Settings) -> dict[str, Any]:
             )
         files = PACKAGED[settings.embeddings_model_name]  # the files the sidecar runs, in the class's jar
         # named, the plugin runs them one thread per text, the executor's threads side by side
-        # (the jar's own session takes every core for each text)
+        # (the jar's own session takes every core for each text); a text embedded alone (a query)
+        # runs on queryThreads threads
         params = {"onnxFile": files.onnx, "tokenizerFile": files.tokenizer, "pooling": files.pooling}
+        threads = {"threads": settings.embeddings_threads, "queryThreads": settings.embeddings_query_threads}
         return {
             "class": IN_PROCESS[settings.embeddings_model_name],
             "name": settings.embeddings_model,
-            "params": {"threads": settings.embeddings_threads, **params},
+            "params": {**threads, **params},
         }
     model: dict[str, Any] = json.loads((MODELS / "default_model.json").read_text())
     if settings.embeddings_service == "gemini":

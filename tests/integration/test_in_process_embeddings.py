@@ -37,6 +37,7 @@ def test_the_model_inside_solr_gives_the_agents_vectors_and_kNN_finds_them(
     [entry] = [m for m in get_models(solr, mine.collection_vector) if m["name"] == mine.embeddings_model]
     assert entry["class"] == IN_PROCESS["bge-small-en-v1.5"] and entry["params"] == {
         "threads": 2,
+        "queryThreads": 2,
         "onnxFile": "bge-small-en-v1.5.onnx",
         "tokenizerFile": "bge-small-en-v1.5-tokenizer.json",
         "pooling": "CLS",

@@ -25,7 +25,7 @@ final class EmbeddingModelFactory {
 
   private static final long IDLE_SECONDS = 60;
   private static final List<String> IN_PROCESS_PARAMS =
-      List.of("threads", "onnxFile", "tokenizerFile", "pooling");
+      List.of("threads", "queryThreads", "onnxFile", "tokenizerFile", "pooling");
 
   private EmbeddingModelFactory() {}
 
@@ -64,8 +64,9 @@ final class EmbeddingModelFactory {
   /**
    * An in-process model: with {@code onnxFile}, {@code tokenizerFile} and {@code pooling} (files
    * of the model class's jar), a session of one thread per text on an executor of {@code threads}
-   * threads ({@link OneThreadPerTextModel}); else the class's constructor, with a bounded executor
-   * when {@code threads} is set.
+   * threads, and one of {@code queryThreads} threads for a text embedded alone when above 1 ({@link
+   * OneThreadPerTextModel}); else the class's constructor, with a bounded executor when {@code
+   * threads} is set.
    */
   private static EmbeddingModel construct(Class<?> modelClass, Map<String, Object> params)
       throws ReflectiveOperationException {
@@ -79,6 +80,7 @@ final class EmbeddingModelFactory {
       }
     }
     Object threads = given.get("threads");
+    Object queryThreads = given.get("queryThreads");
     Object onnxFile = given.get("onnxFile");
     if (onnxFile != null) {
       int count =
@@ -88,6 +90,7 @@ final class EmbeddingModelFactory {
           String.valueOf(onnxFile),
           String.valueOf(required(given, "tokenizerFile")),
           String.valueOf(required(given, "pooling")),
+          queryThreads == null ? 1 : threadCount("queryThreads", queryThreads),
           executor(count));
     }
     if (threads == null) {
@@ -106,9 +109,18 @@ final class EmbeddingModelFactory {
   }
 
   private static int threadCount(Object threads) {
+    return threadCount("threads", threads);
+  }
+
+  private static int threadCount(String name, Object threads) {
+    if (!(threads instanceof Number)) {
+      throw new ModelStoreException(
+          "Parameter '" + name + "' must be a number, not " + threads, null);
+    }
     int count = ((Number) threads).intValue();
     if (count < 1) {
-      throw new ModelStoreException("Parameter 'threads' must be at least 1, not " + count, null);
+      throw new ModelStoreException(
+          "Parameter '" + name + "' must be at least 1, not " + count, null);
     }
     return count;
   }

@@ -15,7 +15,8 @@ import org.junit.Test;
  * The model store builds langchain4j's in-process bge-small-en-v1.5 (no builder: constructed,
  * with a bounded executor) and it embeds inside the JVM: 384 normalised dimensions, a paraphrase
  * nearer than an unrelated sentence; a parameter an in-process model does not take is refused.
- * Built from its files with a session of one thread per text, it gives the same vectors.
+ * Built from its files with a session of one thread per text, it gives the same vectors, and so
+ * does the session of every thread a text embedded alone runs on.
  */
 @ThreadLeakScope(ThreadLeakScope.Scope.NONE) // the model's executor lives as long as the model
 public class InProcessEmbeddingModelTest extends SolrTestCase {
@@ -24,6 +25,7 @@ public class InProcessEmbeddingModelTest extends SolrTestCase {
   private static final Map<String, Object> FILES =
       Map.of(
           "threads", 2,
+          "queryThreads", 2,
           "onnxFile", "bge-small-en-v1.5.onnx",
           "tokenizerFile", "bge-small-en-v1.5-tokenizer.json",
           "pooling", "CLS");
@@ -52,7 +54,7 @@ public class InProcessEmbeddingModelTest extends SolrTestCase {
             ModelStoreException.class,
             () -> EmbeddingModelFactory.build(loader, BGE, Map.of("baseUrl", "http://x/v1")));
     String message = refused.getMessage();
-    assertTrue(message, message.contains("takes only [threads, onnxFile"));
+    assertTrue(message, message.contains("takes only [threads, queryThreads, onnxFile"));
   }
 
   @Test
@@ -72,6 +74,31 @@ public class InProcessEmbeddingModelTest extends SolrTestCase {
       double cosine = cosine(expected.get(i), got.get(i));
       assertTrue(i + ": " + cosine, cosine > 0.9999);
     }
+  }
+
+  @Test
+  public void testATextEmbeddedAloneOnEveryThreadGetsTheBatchsVector() {
+    SolrResourceLoader loader = new SolrResourceLoader(createTempDir());
+    EmbeddingModel tuned = EmbeddingModelFactory.build(loader, BGE, FILES);
+    assertTrue(((OneThreadPerTextModel) tuned).usesEveryThreadAlone());
+    String question = "Does aspirin inhibit the production of PGE2?";
+    Embedding alone = tuned.embed(question).content();
+    List<TextSegment> batch = List.of(TextSegment.from(question), TextSegment.from("Leave."));
+    Embedding inBatch = tuned.embedAll(batch).content().get(0);
+    double cosine = cosine(alone, inBatch);
+    assertTrue("cosine " + cosine, cosine > 0.9999);
+    Map<String, Object> one = new HashMap<>(FILES);
+    one.remove("queryThreads");
+    EmbeddingModel single = EmbeddingModelFactory.build(loader, BGE, one);
+    assertFalse(((OneThreadPerTextModel) single).usesEveryThreadAlone());
+    assertTrue(cosine(single.embed(question).content(), alone) > 0.9999);
+    Map<String, Object> none = new HashMap<>(FILES);
+    none.put("queryThreads", 0);
+    ModelStoreException refused =
+        expectThrows(
+            ModelStoreException.class, () -> EmbeddingModelFactory.build(loader, BGE, none));
+    String message = refused.getMessage();
+    assertTrue(message, message.contains("'queryThreads' must be at least 1"));
   }
 
   @Test
