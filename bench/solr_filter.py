@@ -1,7 +1,7 @@
 """What Solr's own door costs a client that searches Solr directly: the same BM25 search, on a
 secured Solr, through FileShare's ``/select`` as a Solr user other than the service account (the
 security component checks every parameter, ``{!manifoldCFSecurity}`` filters as that user) and
-through ``/internal`` as the service account (the same handler settings, neither), both with
+through ``/internal`` as the service account (the same settings, sent by the client; neither), both with
 BasicAuth, alternated in the same run, different queries per arm so that no result cache answers.
 Prints one line with both p50/p99 and the p50 ratio (target <= 1.05).
 """
@@ -32,7 +32,10 @@ def main() -> None:
 
         def search(handler: str, text: str, account: tuple[str, str] | None) -> None:
             form = [("q", text), ("defType", "edismax"), ("q.op", "OR"), ("rows", 10), ("wt", "json")]
-            form += [("qf", "title_en title_fr content_en content_fr")]
+            # every setting /select's defaults hold, sent to both: /internal has none of them (its
+            # default fl is every stored field; /select adds the French proximity boost)
+            form += [("qf", "title_en title_fr content_en content_fr"), ("tie", 0.3), ("echoParams", "none")]
+            form += [("pf", "content_fr^3"), ("ps", 20), ("fl", "id,title,url,source,extension,language,score")]
             response = http.post(f"{base}/{handler}", data=form, auth=account)
             response.raise_for_status()
 
