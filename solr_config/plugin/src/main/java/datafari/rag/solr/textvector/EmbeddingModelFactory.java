@@ -84,7 +84,9 @@ final class EmbeddingModelFactory {
     Object onnxFile = given.get("onnxFile");
     if (onnxFile != null) {
       int count =
-          threads == null ? Runtime.getRuntime().availableProcessors() : threadCount(threads);
+          threads == null
+              ? Runtime.getRuntime().availableProcessors()
+              : threadCount("threads", threads);
       return OneThreadPerTextModel.load(
           modelClass,
           String.valueOf(onnxFile),
@@ -96,8 +98,8 @@ final class EmbeddingModelFactory {
     if (threads == null) {
       return (EmbeddingModel) modelClass.getConstructor().newInstance();
     }
-    return (EmbeddingModel)
-        modelClass.getConstructor(Executor.class).newInstance(executor(threadCount(threads)));
+    Executor executor = executor(threadCount("threads", threads));
+    return (EmbeddingModel) modelClass.getConstructor(Executor.class).newInstance(executor);
   }
 
   private static Object required(Map<String, Object> params, String name) {
@@ -106,10 +108,6 @@ final class EmbeddingModelFactory {
       throw new ModelStoreException("Parameter '" + name + "' is required with 'onnxFile'", null);
     }
     return value;
-  }
-
-  private static int threadCount(Object threads) {
-    return threadCount("threads", threads);
   }
 
   private static int threadCount(String name, Object threads) {

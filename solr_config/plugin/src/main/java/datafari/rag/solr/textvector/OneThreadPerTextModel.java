@@ -32,37 +32,37 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class OneThreadPerTextModel extends AbstractInProcessEmbeddingModel {
 
-  private static final Map<String, Sessions> SESSIONS = new ConcurrentHashMap<>();
+  /** Sessions by file and thread count, made once per JVM and shared by every model built. */
+  private static final Map<String, OnnxBertBiEncoder> ENCODERS = new ConcurrentHashMap<>();
 
-  private final Sessions sessions;
-  private final AbstractInProcessEmbeddingModel alone;
+  /** Texts this class embeds in the JVM now, whatever the model: they share the same cores. */
+  private static final AtomicInteger RUNNING = new AtomicInteger();
 
-  private OneThreadPerTextModel(Executor executor, Sessions sessions) {
+  private final OnnxBertBiEncoder perText;
+  private final Alone alone; // null: one thread for a text alone too
+
+  private OneThreadPerTextModel(Executor executor, OnnxBertBiEncoder perText, Alone alone) {
     super(executor);
-    this.sessions = sessions;
-    this.alone = sessions.whole == null ? null : new Alone(sessions.whole);
+    this.perText = perText;
+    this.alone = alone;
   }
 
   @Override
   protected OnnxBertBiEncoder model() {
-    return sessions.perText;
+    return perText;
   }
 
   /** The texts' vectors; a lone text takes every thread when no other text is being embedded. */
   @Override
   public Response<List<Embedding>> embedAll(List<TextSegment> segments) {
-    if (alone != null && segments.size() == 1 && sessions.running.compareAndSet(0, 1)) {
-      try {
-        return alone.embedAll(segments);
-      } finally {
-        sessions.running.decrementAndGet();
-      }
+    boolean lone = alone != null && segments.size() == 1 && RUNNING.compareAndSet(0, 1);
+    if (!lone) {
+      RUNNING.incrementAndGet();
     }
-    sessions.running.incrementAndGet();
     try {
-      return super.embedAll(segments);
+      return lone ? alone.embedAll(segments) : super.embedAll(segments);
     } finally {
-      sessions.running.decrementAndGet();
+      RUNNING.decrementAndGet();
     }
   }
 
@@ -84,19 +84,20 @@ final class OneThreadPerTextModel extends AbstractInProcessEmbeddingModel {
       String pooling,
       int queryThreads,
       Executor executor) {
+    OnnxBertBiEncoder perText = shared(jarClass, onnxFile, tokenizerFile, pooling, 1);
+    Alone alone =
+        queryThreads > 1
+            ? new Alone(shared(jarClass, onnxFile, tokenizerFile, pooling, queryThreads))
+            : null;
+    return new OneThreadPerTextModel(executor, perText, alone);
+  }
+
+  private static OnnxBertBiEncoder shared(
+      Class<?> jarClass, String onnxFile, String tokenizerFile, String pooling, int threads) {
     String key =
-        jarClass.getName() + "|" + onnxFile + "|" + tokenizerFile + "|" + pooling + "|"
-            + queryThreads;
-    Sessions sessions =
-        SESSIONS.computeIfAbsent(
-            key,
-            k ->
-                new Sessions(
-                    encoder(jarClass, onnxFile, tokenizerFile, pooling, 1),
-                    queryThreads > 1
-                        ? encoder(jarClass, onnxFile, tokenizerFile, pooling, queryThreads)
-                        : null));
-    return new OneThreadPerTextModel(executor, sessions);
+        jarClass.getName() + "|" + onnxFile + "|" + tokenizerFile + "|" + pooling + "|" + threads;
+    return ENCODERS.computeIfAbsent(
+        key, k -> encoder(jarClass, onnxFile, tokenizerFile, pooling, threads));
   }
 
   private static OnnxBertBiEncoder encoder(
@@ -125,18 +126,6 @@ final class OneThreadPerTextModel extends AbstractInProcessEmbeddingModel {
       return new OnnxBertBiEncoder(environment, session, tokenizer, mode);
     } catch (IOException | OrtException e) {
       throw new ModelStoreException("Could not load " + onnxFile + ": " + e.getMessage(), e);
-    }
-  }
-
-  /** A model's sessions and how many embeddings run on them now, across the JVM. */
-  private static final class Sessions {
-    final OnnxBertBiEncoder perText;
-    final OnnxBertBiEncoder whole; // null with one thread
-    final AtomicInteger running = new AtomicInteger();
-
-    Sessions(OnnxBertBiEncoder perText, OnnxBertBiEncoder whole) {
-      this.perText = perText;
-      this.whole = whole;
     }
   }
 
