@@ -5,6 +5,11 @@ production settings) against an LLM stub that takes 1 s, next to the throughput 
 calls straight to the same stub (the baseline, same run); and the wall time of one 10-pack
 map-reduce answer with the same 1 s LLM, next to the ideal (maps in parallel + one merge = 2 s).
 Targets: ratio >= 0.8 (>= 0.8 x 64 requests/s), map-reduce <= 2.5 s.
+
+The stub stands for a remote LLM and is named as one (``llm.model``, ``--llm-model``): its answers
+get what a remote LLM's get (``rag.confidence.relevance`` auto weighs the relevance of the local
+generator's answers only). ``--llm-model datafari-rag-extractive`` times the local generator's
+path instead: two more embeddings per answer, on the cores the answers share.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--quick", action="store_true", help="16 concurrent calls")
+    parser.add_argument("--llm-model", default="remote-llm-stub", help="llm.model the stub is asked with")
     args = parser.parse_args()
     n = 16 if args.quick else args.concurrency
     stub = FakeLlm(delay=LATENCY)  # in-process, for the map-reduce line (its prompts are counted)
@@ -64,8 +70,8 @@ def main() -> None:
             params={"commit": "true"},
         )
         # one pack per part: a part (~820 chars) fits a 1,500-character prompt, two do not
-        burst_settings = settings.replace(llm_endpoint=shared)
-        mapreduce_settings = settings.replace(
+        burst_settings = settings.replace(llm_endpoint=shared, llm_model=args.llm_model)
+        mapreduce_settings = burst_settings.replace(
             llm_endpoint=f"{llm}/v1", chunking_strategy="mapreduce", max_request_size=1500, chunk_size=900
         )
         with (
@@ -104,7 +110,7 @@ def main() -> None:
         "concurrency",
         f"concurrency: {n} concurrent ai/rag with a {LATENCY:.0f} s LLM: {through:.1f} req/s vs {baseline:.1f} req/s "
         f"straight to the LLM stub (ratio {through / baseline:.2f}, target >= 0.8); "
-        f"{maps}-pack map-reduce: {wall:.2f} s (ideal {2 * LATENCY:.1f} s, target <= 2.5 s)",
+        f"{maps}-pack map-reduce: {wall:.2f} s (ideal {2 * LATENCY:.1f} s, target <= 2.5 s; llm.model {args.llm_model})",
         Figure(f"{n} concurrent ai/rag / straight to the LLM", ratio, "", ">= 0.8", ratio >= 0.8),
         Figure(f"{maps}-pack map-reduce wall time", wall, "s", "<= 2.5 s", wall <= 2.5),
     )

@@ -71,6 +71,8 @@ SOLR, EMBED, AGENT, SERVER, RAG, QUALITY, LLM, INDEX, SECURITY, LOCAL, CONVERSAT
     "Conversations kept on the server",
     "Forbidden-topic guard",
 )
+# the model name of the local agent's extractive generator (llm.model's default)
+EXTRACTIVE_MODEL = "datafari-rag-extractive"
 # what self-querying may filter on: the fields of filters.py (not id) and the date field
 SELF_QUERY_FIELDS = ("source", "repo_source", "extension", "language", "author", "type_category", "last_modified")
 _SPLITTERS = ("recursiveSplitter", "paragraphSplitter", "sentenceSplitter", "lineSplitter", "characterSplitter")
@@ -430,7 +432,7 @@ class Settings:
         "vendor's own for anthropic and gemini), ai.api.token its key.",
         choices=LLM_SERVICES.names,
     )
-    llm_model: str = _key(RAG, "llm.model", "datafari-rag-extractive", "Model name sent to the LLM.")
+    llm_model: str = _key(RAG, "llm.model", EXTRACTIVE_MODEL, "Model name sent to the LLM.")
     rag_template: str = _key(
         RAG,
         "rag.template",
@@ -665,21 +667,25 @@ class Settings:
         "How the answer is written: " + STRATEGIES.help() + ".",
         choices=STRATEGIES.names,
     )
-    confidence_relevance: bool = _key(
+    confidence_relevance: str = _key(
         QUALITY,
         "rag.confidence.relevance",
-        True,
+        "auto",
         "The answer's confidence also weighs how well it answers the question (its embedding's cosine "
-        "with the question's and the share of the question's words it holds, one embedding call): "
-        "false, only how much of it the sources support.",
+        "with the question's and the share of the question's words it holds, one embedding call), and "
+        "rag.minConfidence then applies: auto for the local extractive generator only (llm.model "
+        f"{EXTRACTIVE_MODEL} and agent.generator extractive), the one it was fitted on; true for every "
+        "LLM; false: the confidence is only how much of the answer the sources support.",
+        choices=("auto", "true", "false"),
     )
     min_confidence: float = _key(
         QUALITY,
         "rag.minConfidence",
         0.1,
-        "An answer whose confidence is below this is replaced by the abstention sentence (its sources "
-        "still listed); 0: every answer is shown. 0.1 keeps false abstention at or below 0.1 on SQuAD 2.0 "
-        "and PIAF with the local generator (docs/evaluation.md has the curve to choose it from).",
+        "An answer whose confidence weighs its relevance (rag.confidence.relevance) and is below this is "
+        "replaced by the abstention sentence (its sources still listed); 0: every answer is shown. 0.1 keeps "
+        "false abstention at or below 0.1 on SQuAD 2.0 and PIAF with the local generator (docs/evaluation.md "
+        "has the curve to choose it from).",
         maximum=1,
     )
     reflect_max_rounds: int = _key(
@@ -1291,6 +1297,16 @@ class Settings:
         wrote it, loses its path: the client adds it); empty ``ai.api.endpoint``: the local agent."""
         endpoint = self.llm_endpoint.rstrip("/").removesuffix("/chat/completions")
         return endpoint or f"http://{self.agent_host}:{self.agent_port}/v1"
+
+    @property
+    def relevance_weighed(self) -> bool:
+        """Whether the answers' confidence weighs their relevance (``rag.confidence.relevance``).
+        ``auto``: only for the local extractive generator, whose answers the relevance was fitted on
+        (whole sentences of the sources); an LLM's concise answer ("Victor Hugo [1].") is far from
+        its question in embedding space and would be taken for a wrong one."""
+        if self.confidence_relevance != "auto":
+            return self.confidence_relevance == "true"
+        return self.llm_model == EXTRACTIVE_MODEL and self.agent_generator == "extractive"
 
     @property
     def retrieval(self) -> str:

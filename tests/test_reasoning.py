@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from datafari_rag.config import Settings
 from datafari_rag.rag.citations import citations
 from datafari_rag.rag.confidence import RELEVANCE, confidence, is_abstention, lexical_support, relevance
 from datafari_rag.rag.reasoning import AnswerAfterReasoning, split_reasoning
@@ -91,3 +92,19 @@ def test_relevance_is_the_fitted_chance_an_answer_answers_its_question() -> None
     assert confidence(on_topic, sources, None, False, 0.5) == (0.5, "lexical-support+relevance")
     assert confidence(on_topic, sources, 0.8, False, 0.5) == (0.4, "faithfulness-check+relevance")
     assert confidence(on_topic, sources, None, True, 0.9) == (0.0, "no-support")
+
+
+@pytest.mark.parametrize(
+    ("changes", "weighed"),
+    [
+        ({}, True),  # the local agent's extractive generator, where it was fitted
+        ({"llm_model": "gpt-4o-mini"}, False),
+        ({"agent_generator": "gguf"}, False),
+        ({"llm_model": "gpt-4o-mini", "confidence_relevance": "true"}, True),
+        ({"confidence_relevance": "false"}, False),
+    ],
+)
+def test_the_relevance_is_weighed_by_default_only_for_the_generator_it_was_fitted_on(
+    changes: dict[str, str], weighed: bool
+) -> None:
+    assert Settings(**changes).relevance_weighed is weighed

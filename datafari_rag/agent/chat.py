@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from flask import Blueprint, Response, current_app, jsonify, request, stream_with_context
 
+from ..config import EXTRACTIVE_MODEL
 from .embeddings import openai_error
 from .extractive import ExtractiveGenerator
 
 if TYPE_CHECKING:
     from .gguf import GgufGenerator
 
-GENERATOR_MODEL = "datafari-rag-extractive"
 ROLES = ("system", "user", "assistant", "developer", "tool")
 
 bp = Blueprint("chat", __name__)
@@ -58,7 +58,7 @@ def chat_completions() -> Response:
     if isinstance(valid, Response):
         return valid
     messages, max_tokens = valid
-    model = body.get("model") or GENERATOR_MODEL
+    model = body.get("model") or EXTRACTIVE_MODEL
     if body.get("tools"):
         call = _tool_call(body["tools"], messages)
         if call is not None:

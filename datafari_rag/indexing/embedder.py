@@ -64,7 +64,7 @@ def preload(settings: Settings) -> threading.Thread | None:
     to be read (64 answers at once: 0.71 of the LLM's own rate, a 10-pack map-reduce 3.9 s instead
     of 2.1). None when answers embed nothing here (relevance off, or another service embeds)."""
     packaged = in_process(settings)
-    if not settings.confidence_relevance or packaged is None:
+    if not settings.relevance_weighed or packaged is None:
         return None
     thread = threading.Thread(target=_onnx, args=(packaged,), name="embedder-preload", daemon=True)
     thread.start()

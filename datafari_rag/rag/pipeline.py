@@ -265,7 +265,7 @@ class Pipeline:
         measured: turned off, an abstention, or the embedding service failing (the confidence then
         rests on the sources' support alone, as the log says)."""
         text = clean_answer(raw)
-        if not self.settings.confidence_relevance or self.embed is None or not text or is_abstention(text, abstention):
+        if not self.settings.relevance_weighed or self.embed is None or not text or is_abstention(text, abstention):
             return None
         try:
             return relevance(question, text, self.embed)
@@ -537,7 +537,7 @@ class Evidence:
     steps: list[str] = field(default_factory=list)
     faithfulness: float | None = None
     relevance: float | None = None  # the chance the answer answers the question (rag.confidence.relevance)
-    min_confidence: float = 0.0  # below it, the abstention sentence is shown instead (rag.minConfidence)
+    min_confidence: float = 0.0  # below it (the relevance weighed) the abstention sentence is shown
 
 
 def _finished(
@@ -554,7 +554,8 @@ def _finished(
     score, basis = confidence(text, texts, evidence.faithfulness, abstained, evidence.relevance)
     cited, steps = references(raw, sources), evidence.steps
     excerpts = citations(raw, sources, evidence.passages)
-    if texts and not abstained and score < evidence.min_confidence:  # not sure enough: say so instead
+    # not sure enough: say so instead; only a confidence that weighs the relevance is calibrated for it
+    if texts and not abstained and evidence.relevance is not None and score < evidence.min_confidence:
         text, cited, excerpts = evidence.abstention, [], []
         steps = [*steps, f"confidence {score} below rag.minConfidence {evidence.min_confidence}: abstained"]
     data = {

@@ -71,7 +71,7 @@ def test_every_answer_carries_confidence_and_citations_with_excerpts(
     client_for: Callable[..., FlaskClient], fake_llm: FakeLlm
 ) -> None:
     fake_llm.reset(lambda p: "Every employee gets 25 days of paid annual leave per calendar year [1].\nSOURCES_USED: 1")
-    out = ask(client_for(confidence_relevance=False))
+    out = ask(client_for(confidence_relevance="false"))
     assert out["confidence"] == 1.0 and out["confidence_basis"] == "lexical-support"
     [citation] = out["citations"]
     assert citation["url"] == HOLIDAYS and citation["number"] == 1 and citation["score"] > 0
@@ -89,8 +89,10 @@ def test_the_confidence_weighs_how_well_the_answer_answers_and_below_min_confide
     client_for: Callable[..., FlaskClient], fake_llm: FakeLlm
 ) -> None:
     """Two answers the sources support whole: the one that answers the question is more confident
-    (rag.confidence.relevance, on by default). Below rag.minConfidence (0.1 by default) the
-    abstention sentence is shown instead, in ai/rag and in a stream's final event, with the reason among the steps."""
+    (rag.confidence.relevance, on for the local generator, whose default model name the fake LLM
+    is asked with). Below rag.minConfidence (0.1 by default) the abstention sentence is shown
+    instead, in ai/rag and in a stream's final event, with the reason among the steps."""
+    assert Settings().relevance_weighed  # the default LLM: the local extractive generator
     on_topic = "Every employee gets 25 days of paid annual leave per calendar year [1]."
     off_topic = "Requests are submitted in the HR portal at least two weeks in advance [1]."
     fake_llm.reset(lambda p: on_topic)
@@ -119,6 +121,27 @@ def test_the_confidence_weighs_how_well_the_answer_answers_and_below_min_confide
     assert default["message"] == "I could not find the answer in the documents."
 
 
+def test_an_llms_concise_answer_is_shown_whatever_its_distance_to_the_question(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm
+) -> None:
+    """The relevance was fitted on the local generator's whole sentences: a concise answer of
+    another LLM is far from its question in embedding space. Left to auto, it is not weighed for
+    another LLM, whose answers the minimum confidence then never hides; forced on, it would have
+    hidden this right one."""
+    concise = "25 days [1]."
+    fake_llm.reset(lambda p: concise)
+    default = Settings().min_confidence
+    llm = ask(client_for(llm_model="gpt-4o-mini", min_confidence=default))
+    assert llm["message"] == concise and llm["references"]
+    assert llm["confidence"] == 1.0 and llm["confidence_basis"] == "lexical-support"
+    forced = ask(client_for(llm_model="gpt-4o-mini", min_confidence=default, confidence_relevance="true"))
+    assert forced["confidence_basis"] == "lexical-support+relevance" and forced["confidence"] < default
+    assert forced["message"] == "I could not find the answer in the documents."
+    fake_llm.reset(lambda p: "Staff are entitled to twenty-five holidays annually [1].")  # a paraphrase
+    paraphrase = ask(client_for(llm_model="gpt-4o-mini", min_confidence=default))
+    assert paraphrase["confidence"] < default and paraphrase["message"].startswith("Staff are entitled")
+
+
 def test_cot_returns_the_steps_apart_and_never_streams_them(
     client_for: Callable[..., FlaskClient], fake_llm: FakeLlm
 ) -> None:
@@ -145,7 +168,7 @@ def test_reflect_checks_the_draft_and_corrects_it(client_for: Callable[..., Flas
     fake_llm.reset(
         by_task("Employees get 25 days of paid annual leave [1]. Employees also get a company car.", **script)
     )
-    client = client_for(rag_strategy="reflect", confidence_relevance=False)
+    client = client_for(rag_strategy="reflect", confidence_relevance="false")
     out = ask(client)
     assert out["message"] == "Employees get 25 days of paid annual leave [1]."
     assert out["confidence"] == 1.0 and out["confidence_basis"] == "faithfulness-check"
