@@ -110,7 +110,8 @@ def main() -> None:
         "concurrency",
         f"concurrency: {n} concurrent ai/rag with a {LATENCY:.0f} s LLM: {through:.1f} req/s vs {baseline:.1f} req/s "
         f"straight to the LLM stub (ratio {through / baseline:.2f}, target >= 0.8); "
-        f"{maps}-pack map-reduce: {wall:.2f} s (ideal {2 * LATENCY:.1f} s, target <= 2.5 s; llm.model {args.llm_model})",
+        f"{maps}-pack map-reduce: {wall:.2f} s (ideal {2 * LATENCY:.1f} s, target <= 2.5 s; "
+        f"llm.model {args.llm_model})",
         Figure(f"{n} concurrent ai/rag / straight to the LLM", ratio, "", ">= 0.8", ratio >= 0.8),
         Figure(f"{maps}-pack map-reduce wall time", wall, "s", "<= 2.5 s", wall <= 2.5),
     )
