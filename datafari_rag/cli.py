@@ -498,6 +498,12 @@ def eval_answers_cmd(
         )
     click.echo(f"retrieval: {settings.retrieval}, LLM: {settings.llm_model} at {settings.llm_url}")
     click.echo(table(result))
+    if result.curve and not settings.relevance_weighed:
+        click.echo(
+            "These answers' confidence does not weigh their relevance (rag.confidence.relevance="
+            f"{settings.confidence_relevance}, weighed by default for the local generator's answers only): "
+            "rag.minConfidence hides none of them, the curve is what a threshold on `confidence` would do."
+        )
     if json_path:
         json_path.write_text(json.dumps({"folder": str(folder), "retrieval": settings.retrieval, **as_json(result)}))
 

@@ -48,3 +48,8 @@ def test_eval_answers_command(tmp_path: Path, settings: Settings, monkeypatch: p
     assert data["answer_contains_gold"] == 1.0  # the extractive agent quotes the right sentence
     assert data["abstention_accuracy"] == 1.0  # nothing about pies: "I could not find the answer…"
     assert 0 < data["f1"] < 1 and data["mean_latency_s"] > 0
+    assert "rag.minConfidence hides none" not in result.output  # the local generator: its answers are weighed
+    # another LLM's answers (the same agent, named otherwise): the curve is said not to be the product's
+    other = CliRunner().invoke(cli, [*args[:-2], "--set", "llm.model=another-llm"])
+    assert other.exit_code == 0, other.output
+    assert "rag.minConfidence hides none of them" in other.output and "LLM: another-llm" in other.output
