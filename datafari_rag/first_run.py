@@ -49,7 +49,7 @@ def first_administrator(users: UserStore) -> tuple[str, str] | None:
 class DemoAnswer:
     username: str
     message: str
-    sources: list[str]
+    sources: list[str]  # the titles of the sources the answer cites
 
 
 def create_demo_users(users: UserStore) -> str | None:
@@ -80,6 +80,5 @@ def ask_as(base: str, settings: Settings, users: UserStore, username: str, quest
     )
     content = got.json().get("content", {})
     message = content.get("message") or content.get("error", {}).get("reason", "")
-    return DemoAnswer(
-        username, " ".join(str(message).split()), [s.get("title", "") for s in content.get("sources", [])]
-    )
+    cited = content.get("references", [])  # ai/rag's cited sources (docs/citations.md)
+    return DemoAnswer(username, " ".join(str(message).split()), [s.get("title", "") for s in cited])

@@ -29,6 +29,7 @@ pytestmark = pytest.mark.skipif(bool(os.environ.get("DATAFARI_RAG_SOLR_URL")), r
 ADMIN = re.compile(r"administrator: (\S+) / (\S+)")
 DEMO = re.compile(r"demo users: alice, bob, carol / (\S+)")
 AS_USER = re.compile(r"^  as (\w+): (.*)$", re.M)
+SOURCES = re.compile(r"^  as (\w+): .*\n    sources: (.*)$", re.M)
 
 
 def _status_or_down(url: str) -> str:
@@ -82,6 +83,8 @@ def test_run_from_nothing_gives_a_secured_solr_a_working_ui_and_shows_the_point(
         answers = dict(AS_USER.findall(banner))
         assert set(answers) == {"alice", "bob"}, banner[-3000:]
         assert "4 percent" in answers["alice"] and "percent" not in answers["bob"], answers
+        cited = dict(SOURCES.findall(banner))  # what each answer cites, by title
+        assert cited == {"alice": "Salary review 2026 (HR managers)", "bob": "none"}, cited
         base = f"http://127.0.0.1:{ports['SERVER_PORT']}"
         assert f"Web UI: {base}/ui/" in banner
 
