@@ -531,7 +531,7 @@ def feedback_export_cmd(folder: Path) -> None:
 
 @main.group("users")
 def users_group() -> None:
-    """Local users (kept in conversations.url's database), for sign-in without an identity provider."""
+    """Local users (kept in the store, store.url), for sign-in without an identity provider."""
 
 
 def _user_store() -> Any:
@@ -604,7 +604,7 @@ def users_list_cmd() -> None:
 
 @main.group("alerts")
 def alerts_group() -> None:
-    """DatafariUI's alerts (kept in conversations.url's database)."""
+    """DatafariUI's alerts (kept in the store, store.url)."""
 
 
 @alerts_group.command("run")

@@ -57,7 +57,7 @@ def _key(
     return field(default=default, metadata=meta)
 
 
-SOLR, EMBED, AGENT, SERVER, RAG, QUALITY, LLM, INDEX, SECURITY, LOCAL, CONVERSATIONS, GUARD = (
+SOLR, EMBED, AGENT, SERVER, RAG, QUALITY, LLM, INDEX, SECURITY, LOCAL, STORE, CONVERSATIONS, GUARD = (
     "Solr",
     "Embeddings (Solr's text-to-vector model)",
     "Local AI agent",
@@ -68,6 +68,7 @@ SOLR, EMBED, AGENT, SERVER, RAG, QUALITY, LLM, INDEX, SECURITY, LOCAL, CONVERSAT
     "Indexing: chunk-and-embed into VectorMain (Datafari's vector.* keys)",
     "Security: who the user is, which tokens they hold",
     "Local Solr runtime (datafari-rag solr start)",
+    "The store: one database for users, conversations, workflows and their keys, index jobs, alerts",
     "Conversations kept on the server",
     "Forbidden-topic guard",
 )
@@ -994,7 +995,7 @@ class Settings:
         SECURITY,
         "users.minPasswordLength",
         12,
-        "Local users (kept in conversations.url's database): the shortest password accepted.",
+        "Local users (kept in the store, store.url): the shortest password accepted.",
         minimum=8,
         maximum=1024,
     )
@@ -1131,11 +1132,12 @@ class Settings:
         "Callers on this machine may call POST /update with no credential. Off by default: behind a "
         "reverse proxy on the same machine every client would count as local.",
     )
-    conversations_url: str = _key(
-        CONVERSATIONS,
-        "conversations.url",
+    store_url: str = _key(
+        STORE,
+        "store.url",
         "",
-        "SQLAlchemy URL of the conversation store: empty, SQLite in the var directory (conversations.db); "
+        "SQLAlchemy URL of the store (users, conversations, workflows, index jobs, alerts, saved settings): "
+        "empty, SQLite in the var directory (store.db; conversations.db when an older install left one); "
         "production: postgresql+psycopg://user:password@host/database.",
     )
     conversations_max_per_user: int = _key(
@@ -1387,6 +1389,8 @@ DEPRECATED: dict[str, tuple[str, ...]] = {
     "rag.chunk.size": ("chunking.chunk.size",),
     "rag.enabled": ("ai.enable.rag",),
     "chat.query.rewriting.enabled": ("chat.query.rewriting.enabled.bm25", "chat.query.rewriting.enabled.vector"),
+    # the store's own name since it holds more than conversations (docs/conversations.md)
+    "conversations.url": ("store.url",),
 }
 _ENV_DEPRECATED = {env_name(old): old for old in DEPRECATED}
 

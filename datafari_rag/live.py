@@ -26,6 +26,7 @@ from .config import (
     SECURITY,
     SERVER,
     SOLR,
+    STORE,
     ConfigError,
     Settings,
     checked,
@@ -43,7 +44,7 @@ from .workflows.store import StoredWorkflow
 
 log = logging.getLogger(__name__)
 
-AT_START = frozenset({SOLR, EMBED, AGENT, SERVER, SECURITY, LOCAL, CONVERSATIONS, INDEX})
+AT_START = frozenset({SOLR, EMBED, AGENT, SERVER, SECURITY, LOCAL, STORE, CONVERSATIONS, INDEX})
 MAX_WORKFLOW_PIPELINES = 32
 
 

@@ -152,7 +152,7 @@ def settings(
         # act on; the default has its own tests (integration/test_in_process_embeddings.py)
         embeddings_service="openai",
         embeddings_endpoint=agent_url,
-        conversations_url=f"sqlite:///{tmp_path_factory.mktemp('store') / 'conversations.db'}",
+        store_url=f"sqlite:///{tmp_path_factory.mktemp('store') / 'conversations.db'}",
         # the fake LLM's answers are canned, not calibrated: every answer is shown; rag.minConfidence's
         # default is tested with answers made to be told apart (test_generation_strategies.py)
         min_confidence=0.0,

@@ -11,6 +11,7 @@ from datafari_rag import config
 from datafari_rag.config import KEYS, ConfigError, Settings, load_settings
 from datafari_rag.config_docs import MARKDOWN, PROPERTIES, render_markdown, render_properties
 from datafari_rag.paths import CONF, control_socket
+from datafari_rag.store.database import database_url
 
 
 def test_the_shipped_properties_load() -> None:
@@ -191,3 +192,23 @@ def test_a_full_chat_completions_url_as_datafari_61_wrote_it_is_its_base_url() -
     for endpoint in ("https://api.openai.com/v1/chat/completions", "https://api.openai.com/v1/chat/completions/"):
         assert Settings(llm_endpoint=endpoint).llm_url == "https://api.openai.com/v1"
     assert Settings(llm_endpoint="https://api.openai.com/v1").llm_url == "https://api.openai.com/v1"
+
+
+def test_the_store_keeps_reading_its_older_key_and_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The database holds users, workflows and jobs as well as conversations: its key is store.url
+    and its default file store.db; an install that set conversations.url or has a conversations.db
+    keeps its users and keys."""
+    props = tmp_path / "rag.properties"
+    props.write_text("conversations.url=postgresql+psycopg://rag@db/rag\n")
+    with caplog.at_level("WARNING", logger="datafari_rag.config"):
+        assert load_settings(props, env={}).store_url == "postgresql+psycopg://rag@db/rag"
+    assert "conversations.url is read as store.url" in caplog.text
+    assert load_settings(props, env={"DATAFARI_RAG_STORE_URL": "sqlite:///x.db"}).store_url == "sqlite:///x.db"
+    monkeypatch.setenv("DATAFARI_RAG_VAR", str(tmp_path))
+    assert database_url(Settings()) == f"sqlite:///{tmp_path / 'store.db'}"
+    (tmp_path / "conversations.db").touch()  # an older install's
+    assert database_url(Settings()) == f"sqlite:///{tmp_path / 'conversations.db'}"
+    (tmp_path / "store.db").touch()  # once there is a store.db, it is the store
+    assert database_url(Settings()) == f"sqlite:///{tmp_path / 'store.db'}"

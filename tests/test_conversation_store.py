@@ -140,7 +140,7 @@ def test_a_store_that_cannot_be_reached_says_so() -> None:
     with pytest.raises(StoreUnavailable):
         store.list("alice")
     with pytest.raises(StoreUnavailable, match="cannot be prepared"):
-        StoreHandle(Settings(conversations_url=url)).engine()
+        StoreHandle(Settings(store_url=url)).engine()
 
 
 def test_token_statistics_add_up_per_user_conversation_day_and_model(store: ConversationStore) -> None:

@@ -29,7 +29,7 @@ def signed(username: str) -> dict[str, str]:
 
 def app_with(tmp_path: Path, **changes: object) -> Flask:
     settings = Settings(
-        conversations_url=f"sqlite:///{tmp_path / 'store.db'}",
+        store_url=f"sqlite:///{tmp_path / 'store.db'}",
         jwt_hs256_secret=SECRET,
         admins="root",
     )
@@ -134,7 +134,7 @@ def test_the_harness_finds_the_leak_of_a_store_not_keyed_by_its_user(tmp_path: P
 
 
 def test_with_the_store_down_the_page_still_opens_and_a_save_says_why(tmp_path: Path) -> None:
-    client = app_with(tmp_path, conversations_url="postgresql://datafari@127.0.0.1:9/none").test_client()
+    client = app_with(tmp_path, store_url="postgresql://datafari@127.0.0.1:9/none").test_client()
     current = client.get(f"{V1}/users/current", headers={"Accept-Language": "de", **signed("ada")})
     assert current.status_code == 200 and current.get_json()["content"]["lang"] == "de"
     refused = client.put(f"{V1}/users/current", json={"lang": "fr"}, headers=signed("ada"))

@@ -26,9 +26,7 @@ def until(client: FlaskClient, done: Callable[[dict[str, Any]], bool], seconds: 
 
 def test_health_reports_a_store_whose_file_was_deleted(tmp_path: Path) -> None:
     database = tmp_path / "conversations.db"
-    settings = Settings(
-        solr_url="http://127.0.0.1:9/solr", conversations_url=f"sqlite:///{database}", health_interval=0.1
-    )
+    settings = Settings(solr_url="http://127.0.0.1:9/solr", store_url=f"sqlite:///{database}", health_interval=0.1)
     client = create_app(settings).test_client()
     report = until(client, lambda r: r.get("store", {}).get("status") == "UP")
     assert report["store"] == {"status": "UP", "dialect": "sqlite"}

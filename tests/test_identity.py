@@ -265,7 +265,7 @@ def test_updates_need_a_listed_user_or_an_administrator_and_trust_this_machine_o
     mapping: Path, tmp_path: Path
 ) -> None:
     settings = Settings(
-        conversations_url=f"sqlite:///{tmp_path / 'store.db'}",
+        store_url=f"sqlite:///{tmp_path / 'store.db'}",
         mapping_file=str(mapping),
         solr_url="http://127.0.0.1:9/solr",
         trusted_header="X-User",

@@ -23,9 +23,7 @@ def raw(handle: StoreHandle, query: str) -> str:
 
 
 def test_clients_and_grants_are_kept_sealed_digested_and_used_once(database_url: str, tmp_path: Path) -> None:
-    settings = Settings().replace(
-        conversations_url=database_url, secrets_key_file=str(tmp_path / "k"), mcp_oauth_max_clients=2
-    )
+    settings = Settings().replace(store_url=database_url, secrets_key_file=str(tmp_path / "k"), mcp_oauth_max_clients=2)
     handle = StoreHandle(settings)
     store = handle.oauth()
     store.register("c1", {"client_id": "c1", "client_secret": SECRET, "redirect_uris": ["http://127.0.0.1/cb"]})

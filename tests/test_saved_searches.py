@@ -38,7 +38,7 @@ def signed(username: str) -> dict[str, str]:
 
 @pytest.fixture
 def client(tmp_path: Path) -> FlaskClient:
-    settings = Settings(conversations_url=f"sqlite:///{tmp_path / 'store.db'}", jwt_hs256_secret=SECRET)
+    settings = Settings(store_url=f"sqlite:///{tmp_path / 'store.db'}", jwt_hs256_secret=SECRET)
     return create_app(settings).test_client()
 
 
@@ -159,8 +159,8 @@ def test_the_alert_schedule_starts_for_the_sidecar_only(tmp_path: Path) -> None:
     """gunicorn's hook runs for any app served with the sidecar's settings (bench/bare_hop.py
     too): only the sidecar's starts the schedule, and not with an interval of 0."""
     assert schedule_alerts(lambda environ, start_response: []) is None
-    off = Settings(conversations_url=f"sqlite:///{tmp_path / 'off.db'}", alerts_interval=0)
+    off = Settings(store_url=f"sqlite:///{tmp_path / 'off.db'}", alerts_interval=0)
     assert schedule_alerts(create_app(off)) is None
-    on = create_app(Settings(conversations_url=f"sqlite:///{tmp_path / 'on.db'}", alerts_interval=3600))
+    on = create_app(Settings(store_url=f"sqlite:///{tmp_path / 'on.db'}", alerts_interval=3600))
     thread = schedule_alerts(on)
     assert thread is not None and thread.daemon and thread.is_alive()

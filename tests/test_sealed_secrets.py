@@ -41,7 +41,7 @@ def test_a_sealed_value_opens_with_its_key_and_rotated_keys_and_nothing_else() -
 
 def test_the_secrets_saved_at_run_time_are_sealed_in_the_database(database_url: str, tmp_path: Path) -> None:
     key_file = tmp_path / "secrets" / "store.key"
-    settings = Settings().replace(conversations_url=database_url, secrets_key_file=str(key_file))
+    settings = Settings().replace(store_url=database_url, secrets_key_file=str(key_file))
     handle = Stores(settings)
     handle.overrides().save({"ai.api.token": TOKEN, "rag.maxFiles": "4"}, "root")
     spec = parse_workflow(
@@ -64,7 +64,7 @@ def test_the_secrets_saved_at_run_time_are_sealed_in_the_database(database_url: 
 
 
 def test_secrets_saved_in_clear_before_are_sealed_when_the_store_opens(database_url: str, tmp_path: Path) -> None:
-    settings = Settings().replace(conversations_url=database_url, secrets_key=Fernet.generate_key().decode())
+    settings = Settings().replace(store_url=database_url, secrets_key=Fernet.generate_key().decode())
     before = Stores(settings)
     with before.engine().begin() as connection:  # as an earlier version wrote them
         connection.execute(

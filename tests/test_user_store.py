@@ -85,7 +85,7 @@ def test_the_users_command_creates_lists_and_deletes(tmp_path, monkeypatch: pyte
 
     from datafari_rag.cli import main as cli
 
-    monkeypatch.setenv("DATAFARI_RAG_CONVERSATIONS_URL", f"sqlite:///{tmp_path / 'users.db'}")
+    monkeypatch.setenv("DATAFARI_RAG_STORE_URL", f"sqlite:///{tmp_path / 'users.db'}")
     run = CliRunner()
     added = run.invoke(cli, ["users", "add", "ada", "--admin", "--password-stdin"], input=PASSWORD + "\n")
     assert added.exit_code == 0 and "created ada (administrator)" in added.output

@@ -30,7 +30,13 @@ _PG_LOCK = 0x646672_6167  # the advisory lock every sidecar takes to migrate ("d
 
 
 def database_url(settings: Settings) -> str:
-    return settings.conversations_url or f"sqlite:///{var_dir() / 'conversations.db'}"
+    """``store.url``, else SQLite in the var directory: ``store.db``, or the ``conversations.db``
+    an install from before the store had its name keeps using (its users, conversations, keys)."""
+    if settings.store_url:
+        return settings.store_url
+    older = var_dir() / "conversations.db"
+    path = older if older.exists() and not (var_dir() / "store.db").exists() else var_dir() / "store.db"
+    return f"sqlite:///{path}"
 
 
 class StoreFileGone(SQLAlchemyError):

@@ -46,7 +46,7 @@ class StoreHandle:
         self._parts: dict[type, Any] = {}  # the stores of the same database, made once each
 
     def engine(self) -> Engine:
-        """The engine of ``conversations.url``, its schema migrated to the newest revision."""
+        """The engine of ``store.url``, its schema migrated to the newest revision."""
         with self._lock:
             if self._engine is not None:
                 return self._engine

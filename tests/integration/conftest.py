@@ -83,7 +83,7 @@ def signed_in_world(
 
     mine = board_world(solr, settings, folder, prefix, MEMO, sample).replace(
         jwt_hs256_secret="a test secret of at least thirty-two bytes!",
-        conversations_url=f"sqlite:///{folder / 'store.db'}",
+        store_url=f"sqlite:///{folder / 'store.db'}",
         retrieval_method="bm25",
         **changes,
     )

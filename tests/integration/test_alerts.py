@@ -60,7 +60,7 @@ def world(solr: SolrClient, settings: Settings, tmp_path_factory: pytest.TempPat
         collection_main="alr_FileShare",
         collection_vector="alr_VectorMain",
         mapping_file=str(folder / "mapping.json"),
-        conversations_url=f"sqlite:///{folder / 'store.db'}",
+        store_url=f"sqlite:///{folder / 'store.db'}",
     )
     bootstrap(solr, mine)
     return mine, world

@@ -27,7 +27,7 @@ HR = {"allow_token_document": ["team-hr"]}
 def setup(solr: SolrClient, settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> tuple[FlaskClient, Any]:
     folder: Path = tmp_path_factory.mktemp("assistant")
     users = {"hana": ["team-hr"], "otto": [], EVERY_TOKEN: ["team-hr"]} | {f"u{i}": [] for i in range(6)}
-    mine = mapped_users(settings, folder, "ast", users).replace(conversations_url=f"sqlite:///{folder / 'store.db'}")
+    mine = mapped_users(settings, folder, "ast", users).replace(store_url=f"sqlite:///{folder / 'store.db'}")
     bootstrap(solr, mine)
     docs = [
         {"id": "ast-public", "title": "Pump manual", "exactContent": "How to service the pump."},

@@ -67,7 +67,7 @@ def app_for(
     indexed: tuple[Settings, Path], store_url: str, fake_llm_server: tuple[FakeLlm, str], fake_llm: FakeLlm
 ) -> Iterator[Callable[..., FlaskClient]]:
     def make(**overrides: Any) -> FlaskClient:
-        values = {"conversations_url": store_url, **overrides}
+        values = {"store_url": store_url, **overrides}
         mine = indexed[0].replace(
             llm_endpoint=fake_llm_server[1], retrieval_method="bm25", chat_memory_enabled=True, **values
         )
@@ -296,7 +296,7 @@ def test_anonymous_users_have_no_conversations(app_for: Callable[..., FlaskClien
 def test_a_store_that_is_down_refuses_the_turn_and_nothing_else(
     app_for: Callable[..., FlaskClient], fake_llm: FakeLlm
 ) -> None:
-    client = app_for(conversations_url="postgresql+psycopg://nobody@127.0.0.1:1/none?connect_timeout=2")
+    client = app_for(store_url="postgresql+psycopg://nobody@127.0.0.1:1/none?connect_timeout=2")
     listed = client.get(CONV, headers=as_user("hana"))
     assert (
         listed.status_code == 503 and listed.get_json()["content"]["error"]["label"] == "conversationStoreUnavailable"

@@ -80,7 +80,7 @@ def world(
     (folder / "mapping.json").write_text(json.dumps({"users": users}))
     bootstrap(solr, mine)  # Solr's layer reads the same mapping
     mine = mine.replace(
-        conversations_url=f"sqlite:///{folder / 'store.db'}",
+        store_url=f"sqlite:///{folder / 'store.db'}",
         update_users="indexer,otto",
         callback_allowed_hosts=recorder[1].removeprefix("http://"),
         callback_retries=2,
@@ -109,7 +109,7 @@ def events(client: FlaskClient, job_id: str, headers: dict[str, str] = WRITER) -
 
 
 def jobs_in_store(world: Settings) -> int:
-    with open_engine(world.conversations_url).connect() as connection:
+    with open_engine(world.store_url).connect() as connection:
         return connection.execute(text("SELECT count(*) FROM index_job")).scalar_one()
 
 
@@ -288,7 +288,7 @@ def test_the_index_command_cuts_with_a_workflow_s_chunker(
         SOLR_COLLECTION_MAIN=world.collection_main,
         SOLR_COLLECTION_VECTOR=world.collection_vector,
         SOLR_EMBEDDINGS_ENDPOINT=world.agent_url,
-        CONVERSATIONS_URL=world.conversations_url,
+        STORE_URL=world.store_url,
         AI_API_ENDPOINT=fake_llm_server[1],
     )
     result = CliRunner().invoke(cli, ["index", "--workflow", "cli propositions", str(tmp_path / "docs")])

@@ -307,7 +307,7 @@ def crowd(
     corpus = build(random.Random(11), solr, mine, folder, docs=40, users=10)
     served = harness_settings(mine, folder, fake_llm_server[1]).replace(
         jwt_hs256_secret="another test secret of at least thirty-two bytes",
-        conversations_url=f"sqlite:///{folder / 'store.db'}",
+        store_url=f"sqlite:///{folder / 'store.db'}",
         anonymous_allowed=False,
     )
     users = StoreHandle(served).users()

@@ -52,7 +52,7 @@ def test_the_sidecar_serves_again_as_soon_as_solr_does(
         collection_main="restart_FileShare",
         collection_vector="restart_VectorMain",
         retrieval_method="bm25",
-        conversations_url=f"sqlite:///{tmp_path / 'store.db'}",
+        store_url=f"sqlite:///{tmp_path / 'store.db'}",
         health_interval=1.0,
     )
     solr = SolrClient(mine.solr_url, 30, credentials(mine))

@@ -45,7 +45,7 @@ def bearer(client: FlaskClient, username: str) -> dict[str, str]:
 
 
 def rows(world: Settings) -> dict[str, int]:
-    engine = open_engine(world.conversations_url)
+    engine = open_engine(world.store_url)
     with engine.connect() as connection:
         return {t: connection.execute(text(f"SELECT count(*) FROM {t}")).scalar_one() for t in TABLES}
 
