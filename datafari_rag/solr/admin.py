@@ -8,7 +8,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from .client import SolrClient
+from .client import SolrClient, SolrError
 
 
 def system_info(solr: SolrClient, timeout: float | None = None) -> dict[str, Any]:
@@ -23,6 +23,38 @@ def system_info(solr: SolrClient, timeout: float | None = None) -> dict[str, Any
 
 def list_collections(solr: SolrClient, timeout: float | None = None) -> list[str]:
     return list(solr.get("admin/collections", {"action": "LIST"}, timeout=timeout).get("collections", []))
+
+
+def unserved_shards(solr: SolrClient, collection: str) -> dict[str, list[str]]:
+    """The collection's shards with no active replica on a live node, each with its replicas'
+    states (``down@node``); empty when every shard serves."""
+    cluster = solr.get("admin/collections", {"action": "CLUSTERSTATUS", "collection": collection})["cluster"]
+    live = set(cluster.get("live_nodes", []))
+    shards = cluster["collections"][collection]["shards"]
+    return {
+        name: [f"{r.get('state')}@{r.get('node_name')}" for r in shard["replicas"].values()]
+        for name, shard in sorted(shards.items())
+        if not any(r.get("state") == "active" and r.get("node_name") in live for r in shard["replicas"].values())
+    }
+
+
+def wait_served(solr: SolrClient, collection: str, timeout: float = 120.0) -> None:
+    """Returns once every shard of ``collection`` has an active replica on a live node. A node
+    answers (401 without credentials, even its health check) seconds before its cores are loaded,
+    the in-process model read: a configset uploaded or a schema read then gets 404. Raises
+    SolrError 503 naming the shards still down after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while unserved := unserved_shards(solr, collection):
+        if time.monotonic() >= deadline:
+            states = "; ".join(
+                f"{shard}: {', '.join(replicas) or 'no replica'}" for shard, replicas in unserved.items()
+            )
+            raise SolrError(
+                503,
+                f"{collection} has shards with no active replica on a live node after {timeout:.0f} s ({states}):"
+                " start the nodes that hold them, or read their solr.log",
+            )
+        time.sleep(0.2)
 
 
 def shard_names(solr: SolrClient, collection: str) -> list[str]:

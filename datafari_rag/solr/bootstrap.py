@@ -77,6 +77,7 @@ def bootstrap(
     existing = set(admin.list_collections(solr))
     for collection in (settings.collection_vector, settings.collection_main):
         if collection in existing:
+            admin.wait_served(solr, collection)  # a node just started still loads its cores
             check_upgrade(solr, collection)
     mapping = mapping_path(settings)
     shared = {"acl-mapping.json": mapping} if mapping.exists() else {}

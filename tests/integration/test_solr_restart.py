@@ -17,8 +17,8 @@ import pytest
 import urllib3
 
 from datafari_rag.config import Settings
-from datafari_rag.solr import SolrClient
-from datafari_rag.solr.bootstrap import bootstrap
+from datafari_rag.solr import SolrClient, SolrError, admin
+from datafari_rag.solr.bootstrap import bootstrap, vector_fields
 from datafari_rag.solr.runtime import LocalCluster
 from datafari_rag.solr.security_json import write_config
 from datafari_rag.solr.service_account import credentials
@@ -27,6 +27,7 @@ from datafari_rag.testing.servers import free_port, served_sidecar
 
 API = "/Datafari/rest/v2.0"
 CLIENTS, DOWN, AFTER = 4, 4.0, 15.0  # searching clients; seconds Solr stays dead; seconds of load after
+EXTRA_CORES = 8
 
 
 @pytest.fixture(scope="module")
@@ -111,3 +112,29 @@ def test_the_sidecar_serves_again_as_soon_as_solr_does(
     assert during > 0, "the harness never saw Solr down"
     assert len(after) > 100 and not late, f"failed after Solr answered again (seconds after): {late[:20]}"
     assert ready.status == 200, ready.data[:300]
+
+
+def test_bootstrap_right_after_a_restart_waits_for_the_cores_to_load(single: LocalCluster, settings: Settings) -> None:
+    """A node answers (401) seconds before its cores are loaded: `make run` a second time, whose
+    bootstrap followed at once, failed with "Solr error 404 on /VectorMain/schema/fieldtypes"."""
+    mine = settings.replace(
+        solr_url=single.urls, collection_main="reboot_FileShare", collection_vector="reboot_VectorMain"
+    )
+    solr = SolrClient(mine.solr_url, 30, credentials(mine))
+    bootstrap(solr, mine)
+    existing = set(admin.list_collections(solr))
+    for n in range(EXTRA_CORES):  # a node holding a few more cores, as one with other collections does
+        if f"reboot_extra{n}" not in existing:
+            admin.create_collection(solr, f"reboot_extra{n}", mine.collection_vector, 1, 1)
+    node = single.nodes[0]
+    assert node.stop()
+    node.start(180)  # returns as soon as Solr answers
+    with pytest.raises(SolrError) as loading:  # the node answers, its cores are not there yet
+        solr.get(f"{mine.collection_vector}/schema/fieldtypes")
+    assert loading.value.status == 404
+    with pytest.raises(SolrError, match=r"reboot_VectorMain has shards with no active replica .*shard1: down@"):
+        admin.wait_served(solr, mine.collection_vector, timeout=0)  # the error names what is not served
+    report = bootstrap(solr, mine)
+    assert report.reloaded == [mine.collection_vector, mine.collection_main]
+    assert vector_fields(solr, mine.collection_vector)[mine.vector_field] == 384
+    assert not admin.unserved_shards(solr, mine.collection_main)
