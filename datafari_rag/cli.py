@@ -288,17 +288,38 @@ def _indexer() -> Indexer:
     help="Documents per batch. Default: 32, 128 in processor mode.",
 )
 @click.option("--workflow", default=None, help="A workflow (id or name) whose chunker cuts the documents.")
+@click.option(
+    "--visibility",
+    required=True,
+    help="Who may read the documents (those without ACL fields of their own): public, group:<token> "
+    "(the users holding that token) or user:<name> (that user only, as the web UI's private).",
+)
 @_clear_errors
-def index_cmd(paths: tuple[Path, ...], batch: int | None, workflow: str | None) -> None:
+def index_cmd(paths: tuple[Path, ...], batch: int | None, workflow: str | None, visibility: str) -> None:
     """Indexes local files (txt, md, html, pdf, docx, BEIR jsonl) into FileShare and VectorMain,
     with a progress bar (documents, chunks, failures) like an indexing job's events."""
     from .indexing.corpus import index_documents
     from .indexing.files import all_documents, count_documents, find_files
+    from .indexing.visibility import readable_by
 
+    protect = readable_by(_visibility_tokens(visibility))
     indexer = _indexer() if workflow is None else _workflow_indexer(workflow)
     files = find_files(list(paths))
-    report = index_documents(indexer, all_documents(files), total=count_documents(files), batch=batch)
+    documents = map(protect, all_documents(files))
+    report = index_documents(indexer, documents, total=count_documents(files), batch=batch)
     click.echo(f"{report.line()} from {len(files)} files")
+
+
+def _visibility_tokens(visibility: str) -> list[str] | None:
+    """The tokens ``--visibility`` gives documents (None: public)."""
+    from .security.authority import own_token
+
+    kind, _, name = visibility.partition(":")
+    if visibility == "public":
+        return None
+    if kind in ("group", "user") and name.strip():
+        return [name.strip()] if kind == "group" else [own_token(name.strip())]
+    raise click.BadParameter("public, group:<token> or user:<name>", param_hint="--visibility")
 
 
 def _workflow_indexer(name: str) -> Indexer:

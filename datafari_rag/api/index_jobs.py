@@ -34,6 +34,7 @@ from ..indexing.callbacks import CallbackRefused, check_callback
 from ..indexing.files import SUFFIXES, all_documents
 from ..indexing.indexer import Indexer
 from ..indexing.jobs import JobStore, start_job
+from ..indexing.visibility import has_acl, readable_by
 from ..security.authority import own_token
 from ..store import StoreUnavailable
 from .answers import IndexJobAnswer
@@ -90,10 +91,6 @@ def _json_job() -> tuple[list[Any], Any, Any, Any]:
     return body.documents, body.workflow, body.callback, body.visibility
 
 
-def _has_acl(doc: Any) -> bool:
-    return isinstance(doc, dict) and any(str(k).startswith(("allow_token_", "deny_token_")) for k in doc)
-
-
 def protection(visibility: Any, docs_have_acl: bool) -> Callable[[Any], Any]:
     """What ``visibility`` adds to a document that carries no ACL field of its own (checked before
     anything is saved): the writer's own token, a group token the writer holds, or nothing."""
@@ -118,15 +115,7 @@ def protection(visibility: Any, docs_have_acl: bool) -> Callable[[Any], Any]:
         tokens = [token]
     else:
         raise _bad("'visibility' is private, public or group:<token>.")
-
-    def protect(doc: Any) -> Any:
-        return (
-            doc
-            if tokens is None or not isinstance(doc, dict) or _has_acl(doc)
-            else {**doc, "allow_token_document": tokens}
-        )
-
-    return protect
+    return readable_by(tokens)
 
 
 # the multipart form _files_form reads
@@ -207,12 +196,12 @@ def create_job() -> tuple[Response, int]:
     if request.mimetype == "multipart/form-data":
         uploads, fields, workflow_id, callback, visibility = _files_form()
         total = len(uploads)
-        protect = protection(visibility, _has_acl(fields))
+        protect = protection(visibility, has_acl(fields))
         fields = protect(fields)  # merged into every file's document
     else:
         documents, workflow_id, callback, visibility = _json_job()
         total = len(documents)
-        protect = protection(visibility, all(_has_acl(d) for d in documents))
+        protect = protection(visibility, all(has_acl(d) for d in documents))
         documents = [protect(d) for d in documents]
     limit = get_services().settings.jobs_max_documents
     if total > limit:

@@ -291,12 +291,13 @@ def test_the_index_command_cuts_with_a_workflow_s_chunker(
         STORE_URL=world.store_url,
         AI_API_ENDPOINT=fake_llm_server[1],
     )
-    result = CliRunner().invoke(cli, ["index", "--workflow", "cli propositions", str(tmp_path / "docs")])
+    command = ["index", "--workflow", "cli propositions", "--visibility", "public", str(tmp_path / "docs")]
+    result = CliRunner().invoke(cli, command)
     assert "indexed 1 documents (2 chunks" in result.output and "chunks=2" in result.output, result.output
     parent = (tmp_path / "docs" / "boiler.txt").resolve().as_uri()
     solr.get(f"{world.collection_vector}/update", {"commit": "true"})
     assert [c["exactContent"] for c in chunks_of(solr, world, parent)] == statements
-    unknown = CliRunner().invoke(cli, ["index", "--workflow", "nope", str(tmp_path / "docs")])
+    unknown = CliRunner().invoke(cli, ["index", "--workflow", "nope", "--visibility", "public", str(tmp_path / "docs")])
     assert unknown.exit_code != 0 and "no workflow has the id or name 'nope'" in unknown.output
 
 

@@ -343,8 +343,18 @@ def test_index_command_reads_every_supported_file_type(
         SOLR_COLLECTION_VECTOR=settings.collection_vector,
         SOLR_EMBEDDINGS_ENDPOINT=settings.agent_url,
     )
-    result = CliRunner().invoke(cli, ["index", str(folder)])
+    unsaid = CliRunner().invoke(cli, ["index", str(folder)])  # never readable by everyone by accident
+    assert unsaid.exit_code == 2 and "Missing option '--visibility'" in unsaid.output, unsaid.output
+    wrong = CliRunner().invoke(cli, ["index", "--visibility", "group:", str(folder)])
+    assert wrong.exit_code == 2 and "public, group:<token> or user:<name>" in wrong.output, wrong.output
+    result = CliRunner().invoke(cli, ["index", "--visibility", "group:plant-staff", str(folder)])
     assert "indexed 6 documents" in result.output and "1 failed" in result.output, result.output
+    for collection in (settings.collection_main, settings.collection_vector):
+        tokens = solr.get(
+            f"{collection}/internal",
+            {"q": 'exactContent:"cooling tower" OR exactContent:"BEIR line"', "fl": "allow_token_document"},
+        )["response"]["docs"]
+        assert len(tokens) >= 2 and all(d["allow_token_document"] == ["plant-staff"] for d in tokens), tokens
     assert "7/7" in result.output  # one progress bar, over documents, with chunks and failures
     assert "failed=1" in result.output and "chunks=" in result.output
     for phrase in ("cooling tower", "water treatment", "boiler room", "fire alarm", "forklift", "BEIR line"):
