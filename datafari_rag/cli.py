@@ -736,6 +736,13 @@ def _first_run(settings: Settings, env: dict[str, str]) -> tuple[Settings, list[
     return settings.replace(jwt_hs256_secret=secret), lines, users
 
 
+def sign_in_lines(first: list[str]) -> list[str]:
+    """The passwords made now, or, on a later start, where the ones shown once are replaced."""
+    return first or [
+        "  sign in with the passwords shown at the first start; a forgotten one: ./datafari-rag users passwd NAME"
+    ]
+
+
 def _banner(base: str, settings: Settings, first: list[str], users: Any) -> None:
     """Where the web UI is, who may sign in, and the point of the product: one question asked as
     two demo users, answered from the documents each may read."""
@@ -745,7 +752,7 @@ def _banner(base: str, settings: Settings, first: list[str], users: Any) -> None
         click.echo(f"\nWeb UI: {base}/ui/ (signed in by {settings.jwt_issuer or 'your identity provider'})")
         return
     click.echo(f"\nWeb UI: {base}/ui/")
-    for line in first:
+    for line in sign_in_lines(first):
         click.echo(line)
     if all(users.get(name) is not None for name in ASKED_AS):
         click.echo(f"\nThe same question, asked as two users: {QUESTION!r}")

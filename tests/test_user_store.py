@@ -95,3 +95,27 @@ def test_the_users_command_creates_lists_and_deletes(tmp_path, monkeypatch: pyte
     assert listed.output.startswith("ada\tadmin\t") and PASSWORD not in listed.output
     last = run.invoke(cli, ["users", "delete", "ada"])
     assert last.exit_code == 1 and "last administrator" in last.output
+
+
+def test_a_later_start_names_the_command_that_replaces_a_lost_password(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Passwords are shown once, at the first start; a later banner says how to set a new one,
+    and the command it names does."""
+    import shlex
+
+    from click.testing import CliRunner
+
+    from datafari_rag.cli import main as cli
+    from datafari_rag.cli import sign_in_lines
+
+    made = ["  administrator: admin / secret"]
+    assert sign_in_lines(made) == made
+    [hint] = sign_in_lines([])
+    command = shlex.split(hint.split(": ", 1)[1].replace("NAME", "ada"))[1:]  # after ./datafari-rag
+    monkeypatch.setenv("DATAFARI_RAG_STORE_URL", f"sqlite:///{tmp_path / 'users.db'}")
+    run = CliRunner()
+    run.invoke(cli, ["users", "add", "ada", "--admin", "--password-stdin"], input=PASSWORD + "\n")
+    renewed = run.invoke(cli, [*command, "--password-stdin"], input=PASSWORD[::-1] + "\n")
+    assert renewed.exit_code == 0, renewed.output
+    assert UserStore(open_engine(f"sqlite:///{tmp_path / 'users.db'}")).verify("ada", PASSWORD[::-1])
