@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -704,6 +705,21 @@ def _wait_http(url: str, timeout: float, process: subprocess.Popen[bytes], name:
     raise click.ClickException(f"The {name} did not answer at {url} within {timeout:.0f}s.")
 
 
+def _check_ports_free(*ports: tuple[str, int, str]) -> None:
+    """Refuses to start anything when a port ``run`` serves on is taken: its own servers would exit
+    at once while whatever holds the port answered its readiness checks."""
+    for host, port, key in ports:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gunicorn binds
+            try:
+                probe.bind((host, port))
+            except OSError as exc:
+                raise click.ClickException(
+                    f"Port {port} on {host} ({key}) is taken ({exc.strerror}): another datafari-rag run, "
+                    f"agent or serve may be running. Stop it, or set {env_name(key)} to another port."
+                ) from None
+
+
 def _server(command: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
     """A server ``run`` starts, in a process group of its own (its master and workers), so that
     stopping it reaches every process of it; ``run`` forwards Ctrl-C itself."""
@@ -768,6 +784,10 @@ def _banner(base: str, settings: Settings, first: list[str], users: Any) -> None
 def run_cmd(insecure: bool) -> None:
     """Starts Solr (secured), the agent and the sidecar, bootstraps, indexes the sample; Ctrl-C stops all."""
     settings = _settings()
+    _check_ports_free(
+        (settings.agent_host, settings.agent_port, "agent.port"),
+        (settings.server_host, settings.server_port, "server.port"),
+    )
     local = _cluster(None, None, _security_json(settings, not insecure, None))
     node = local.nodes[0]
     started_solr = node.pid() is None

@@ -5,6 +5,7 @@ itself: tests/ui/test_first_run.py)."""
 from __future__ import annotations
 
 import os
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -115,3 +116,19 @@ def _wait(condition: object, timeout: float = 30.0) -> None:
     while not condition():  # type: ignore[operator]
         assert time.monotonic() < deadline, "Solr did not apply the change in time"
         time.sleep(0.2)
+
+
+def test_run_refuses_a_taken_port_before_starting_anything(environment: dict[str, str]) -> None:
+    """A second `make run` beside a first: its sidecar could not bind, while the first one's answered
+    its readiness checks; it printed the whole banner, then "A service stopped unexpectedly"."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        env = {**environment, "DATAFARI_RAG_SERVER_PORT": str(port), "DATAFARI_RAG_AGENT_PORT": str(free_port())}
+        result = _invoke(env, "run")
+    assert result.exit_code == 1, result.output
+    assert f"Port {port} on 127.0.0.1 (server.port) is taken" in result.output, result.output
+    assert "set DATAFARI_RAG_SERVER_PORT to another port" in result.output
+    with pytest.raises(urllib3.exceptions.HTTPError):  # nothing was started: no Solr answers
+        urllib3.request("GET", f"{environment['DATAFARI_RAG_SOLR_URL']}/admin/info/system", retries=False, timeout=5)
