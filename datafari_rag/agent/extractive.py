@@ -16,7 +16,7 @@ prompts get "0" (keep the query); summarising prompts get the document's most ce
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -82,6 +82,14 @@ def prompt_text(messages: list[dict[str, str]]) -> str:
     return "\n".join([*system, users[-1] if users else messages[-1]["content"]])
 
 
+def previous_question(messages: list[dict[str, str]]) -> str:
+    """The user's message of the turn before (the last one answered), which a follow-up such as
+    "And the managers?" refers to; empty when the chat has no earlier turn."""
+    answered = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=-1)
+    earlier = [m["content"] for m in messages[:answered] if m["role"] == "user"]
+    return earlier[-1].strip() if earlier else ""
+
+
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if len(s.strip()) > 2]
 
@@ -100,9 +108,16 @@ class ExtractiveGenerator:
             return "0"
         if parsed.task == "summarize":
             return self._summary(parsed, max_tokens)
-        return self._answer(parsed, max_tokens)
+        answer = self._answer(parsed, max_tokens)
+        before, own = previous_question(messages), content_words(parsed.question)
+        if answer == parsed.abstention and before and own:
+            # A follow-up names its subject in the turn before: asked again with it, a quoted
+            # sentence must still hold one of the follow-up's own words ("managers").
+            followed = replace(parsed, question=f"{before} {parsed.question}")
+            answer = self._answer(followed, max_tokens, own=own)
+        return answer
 
-    def _answer(self, parsed: ParsedPrompt, max_tokens: int) -> str:
+    def _answer(self, parsed: ParsedPrompt, max_tokens: int, own: list[str] | None = None) -> str:
         candidates: list[tuple[str, str]] = []  # (sentence, source title)
         for title, text in parsed.documents:
             candidates += [(s, title) for s in sentences(text)]
@@ -119,7 +134,9 @@ class ExtractiveGenerator:
         order = [
             i
             for i in np.argsort(-scores)
-            if scores[i] >= self.threshold and support(asked, plain[i]) >= self.min_support
+            if scores[i] >= self.threshold
+            and support(asked, plain[i]) >= self.min_support
+            and (own is None or support(own, plain[i]) > 0)
         ]
         if not order:
             return parsed.abstention

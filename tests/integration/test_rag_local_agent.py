@@ -100,3 +100,22 @@ def test_the_agentic_mode_with_the_local_agent_searches_then_answers(local: Any)
     cited = out["content"]["references"]
     assert cited and all(r["number"] >= 1 for r in cited) and f"[{cited[0]['number']}]" in out["content"]["message"]
     assert cited[0]["url"] in {d["url"] for d in out["content"]["documents"]}
+
+
+def test_a_follow_up_is_answered_from_the_turn_it_follows(local: Any) -> None:
+    """With chat memory, "How long must the new one be?" after a question on resetting a password:
+    alone it names nothing the generator can quote; asked with the turn before, it is answered, and
+    the sentence quoted must still hold one of the follow-up's own words (a follow-up on something
+    the documents do not say is still abstained on)."""
+    history = [
+        {"role": "user", "content": "How do I reset my password?"},
+        {"role": "assistant", "content": "Open the self-service portal and click Forgot password. [1]"},
+    ]
+    app = local(chat_memory_enabled=True)
+    question = {"query": "How long must the new one be?"}
+    alone = app.post(f"{API}/ai/rag", json=question).get_json()
+    assert "twelve characters" not in str(alone["content"].get("message")), alone
+    follow = app.post(f"{API}/ai/rag", json={**question, "history": history}).get_json()
+    assert "A new password must contain at least twelve characters" in follow["content"]["message"], follow
+    unanswered = app.post(f"{API}/ai/rag", json={"query": "And the dress code?", "history": history}).get_json()
+    assert unanswered["status"] == "ERROR" or unanswered["content"]["message"] == NOT_FOUND, unanswered
