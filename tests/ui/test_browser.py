@@ -180,6 +180,7 @@ def test_a_setting_changed_on_the_admin_page_takes_effect_and_secrets_stay_hidde
 def test_create_a_workflow_make_its_key_and_query_it(page: Page, sidecar: str, fake_llm: FakeLlm) -> None:
     sign_in(page, sidecar, "root")
     page.get_by_role("link", name="Workflows").click()
+    expect(page.get_by_text("No workflow yet: ai/rag runs the RAG & AI configuration.")).to_be_visible()
     page.get_by_role("button", name="Create").click()
     form = page.get_by_role("form", name="Create")
     form.get_by_label("Name", exact=True).fill("Board desk")
@@ -193,6 +194,7 @@ def test_create_a_workflow_make_its_key_and_query_it(page: Page, sidecar: str, f
     form.get_by_role("button", name="Save").click()
     expect(page.get_by_role("status").filter(has_text="Workflow saved.")).to_be_visible()
     expect(page.get_by_role("row", name=re.compile("Board desk"))).to_be_visible()
+    expect(page.get_by_text("No workflow yet")).to_have_count(0)
     keys = page.get_by_role("region", name="API keys: Board desk")
     keys.get_by_label("What the key is for").fill("intranet")
     keys.get_by_label("Acts as user (empty: me)").fill("bea")

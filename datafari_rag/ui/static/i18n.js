@@ -4,6 +4,7 @@ const WORDS = {
   en: {
     language: "Language", signOut: "Sign out", signIn: "Sign in", username: "Username", password: "Password",
     chat: "Chat", usage: "Token statistics", settings: "RAG & AI configuration", workflows: "Workflows",
+    noWorkflow: "No workflow yet: ai/rag runs the RAG & AI configuration. A workflow is a named pipeline with its own settings and API keys.",
     users: "Users", conversations: "Conversations", newConversation: "New conversation", rename: "Rename",
     delete: "Delete", open: "Open", question: "Your question", send: "Send", sources: "Sources",
     summarize: "Summarize", summary: "Summary", thinking: "Searching the documents…", noConversation:
@@ -41,7 +42,9 @@ const WORDS = {
   fr: {
     language: "Langue", signOut: "Se déconnecter", signIn: "Se connecter", username: "Identifiant",
     password: "Mot de passe", chat: "Discussion", usage: "Statistiques de jetons", settings:
-    "Configuration RAG & IA", workflows: "Workflows", users: "Utilisateurs", conversations: "Conversations",
+    "Configuration RAG & IA", workflows: "Workflows",
+    noWorkflow: "Aucun workflow : ai/rag suit la configuration RAG & IA. Un workflow est un pipeline nommé, avec ses propres réglages et clés d'API.",
+    users: "Utilisateurs", conversations: "Conversations",
     newConversation: "Nouvelle conversation", rename: "Renommer", delete: "Supprimer", open: "Ouvrir",
     question: "Votre question", send: "Envoyer", sources: "Sources", summarize: "Résumer", summary: "Résumé",
     thinking: "Recherche dans les documents…", noConversation:

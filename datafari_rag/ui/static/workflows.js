@@ -192,5 +192,6 @@ export async function workflowsView(main) {
   main.append(h("h1", {}, t("workflows")), message,
     h("table", { class: "workflows" }, h("thead", {}, h("tr", {}, ...["name", "retrieval", "strategy", "default", ""].map(
       (k) => h("th", { scope: "col" }, k ? t(k) : "")))), h("tbody", {}, ...rows)),
+    ...(workflows.length ? [] : [h("p", { class: "empty" }, t("noWorkflow"))]),
     h("button", { type: "button", onclick: () => show(null) }, t("create")), detail);
 }
