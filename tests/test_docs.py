@@ -1,4 +1,5 @@
-"""The README stays a front page (short, with links), and every page it links to exists."""
+"""The README stays a front page (short, with links), every page it links to exists, and every test a
+page names as its evidence exists."""
 
 from __future__ import annotations
 
@@ -23,3 +24,15 @@ def test_links_between_pages_resolve() -> None:
     for page in (PROJECT_ROOT / "docs").glob("*.md"):
         for link in re.findall(r"\]\(([^)#:]+\.md)", page.read_text(encoding="utf-8")):
             assert (page.parent / link).is_file(), f"{page.name} links to {link}"
+
+
+def test_every_test_a_page_names_exists() -> None:
+    """A page that quotes a test as its proof (``test_x.py::test_y`` or a test's name) must name one
+    that runs: a renamed test left a page pointing at nothing."""
+    tests = PROJECT_ROOT / "tests"
+    defined = {m for f in tests.rglob("*.py") for m in re.findall(r"def (test_\w+)", f.read_text(encoding="utf-8"))}
+    modules = {f.stem for f in tests.rglob("test_*.py")}
+    pages = [PROJECT_ROOT / "README.md", PROJECT_ROOT / "CONTRIBUTING.md", *(PROJECT_ROOT / "docs").glob("*.md")]
+    for page in pages:
+        for name in set(re.findall(r"\b(test_[a-z0-9_]{8,})\b", page.read_text(encoding="utf-8"))):
+            assert name in defined or name in modules, f"{page.name} names {name}, which no test file defines"
