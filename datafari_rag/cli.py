@@ -829,6 +829,13 @@ def run_cmd(insecure: bool) -> None:
         _wait_http(f"{base}/health", 60, children[-1], "sidecar")
         health = urllib3.request("GET", f"{base}/health", timeout=30, retries=False).json()
         click.echo(f"Sidecar health: {health['status']}")
+        if health.get("llm", {}).get("status") == "DOWN":
+            llm = health["llm"]
+            click.echo(
+                f"The LLM at {llm['url']} does not answer ({llm['error']}): answers will fail until "
+                "ai.api.endpoint and ai.api.token are right.",
+                err=True,
+            )
         click.echo("\nTry:")
         click.echo(f"  curl {base}/health")
         click.echo(

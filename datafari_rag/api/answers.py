@@ -313,6 +313,7 @@ class Health(TypedDict, total=False):
     solr: dict[str, Any]
     agent: dict[str, Any]
     store: dict[str, Any]
+    llm: dict[str, Any]  # an external OpenAI-compatible LLM: UP, DOWN or UNCHECKED; not part of readiness
     checkedSecondsAgo: float
     failedChecksInARow: int
 

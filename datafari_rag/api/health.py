@@ -11,7 +11,8 @@ never count toward opening the circuit (:meth:`SolrClient.probe`), and the store
 a deleted or replaced SQLite file.
 
 - ``/health/live``: the process answers (200), nothing else is looked at: restart it only if not.
-- ``/health/ready``: 200 when every part is UP, 503 otherwise, with the last check's report.
+- ``/health/ready``: 200 when every part is UP, 503 otherwise, with the last check's report; an
+  external LLM is reported as ``llm`` but does not count (searches work without it).
 - ``/health``: the same report and status as ready (the shape it always had).
 """
 
@@ -32,6 +33,7 @@ from flask import Blueprint, current_app, jsonify
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
+from ..config import Settings
 from ..services import Services
 from ..solr import SolrClient, SolrError, admin, model_store, user_properties
 from ..solr.collection import Collection
@@ -110,6 +112,40 @@ def _check_agent(url: str, ends: float) -> dict[str, Any]:
         return {"status": "DOWN", "url": url, "error": str(exc)}
 
 
+LLM_EVERY = 60.0  # seconds between two looks at an external LLM: its provider counts requests
+_llm_seen: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}  # (url, key) -> (when, report)
+
+
+def _check_llm(settings: Settings, ends: float) -> dict[str, Any] | None:
+    """Whether the external OpenAI-compatible LLM answers its model list with the configured key
+    (``GET …/models``: no tokens spent), at most every :data:`LLM_EVERY` seconds. Reported, never
+    part of readiness: searches still work while answers fail. None: the local agent (checked
+    as ``agent``) or another vendor's API."""
+    if not settings.llm_endpoint or settings.llm_service != "openai" or settings.rag_template != "openai":
+        return None
+    url, key = settings.llm_url, settings.llm_token
+    seen = _llm_seen.get((url, key))
+    if seen and time.monotonic() - seen[0] < LLM_EVERY:
+        return seen[1]
+    report: dict[str, Any] = {"url": url, "model": settings.llm_model}
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    try:
+        response = _pool.request("GET", f"{url}/models", headers=headers, timeout=max(0.01, ends - time.monotonic()))
+        if response.status == 200:
+            listed = [m.get("id") for m in response.json().get("data", []) if isinstance(m, dict)]
+            report |= {"status": "UP", "modelListed": settings.llm_model in listed}
+        elif response.status in (401, 403):
+            report |= {"status": "DOWN", "error": f"HTTP {response.status}: ai.api.token is refused"}
+        elif response.status in (404, 405):
+            report |= {"status": "UNCHECKED", "error": f"HTTP {response.status}: it does not list its models"}
+        else:
+            report |= {"status": "DOWN", "error": f"HTTP {response.status} on {url}/models"}
+    except (urllib3.exceptions.HTTPError, ValueError, AttributeError) as exc:
+        report |= {"status": "DOWN", "error": str(exc)}
+    _llm_seen[(url, key)] = (time.monotonic(), report)
+    return report
+
+
 def _check_store(services: Services) -> dict[str, Any]:
     """The relational store answers, on the file it opened (a deleted or replaced SQLite file is
     refused: what would be written there would be lost)."""
@@ -134,8 +170,11 @@ def check_all(services: Services, budget: float) -> dict[str, Any]:
     ends = time.monotonic() + budget
     agent = _checks.submit(_check_agent, services.settings.agent_url, ends)
     store = _checks.submit(_check_store, services)
+    llm = _checks.submit(_check_llm, services.settings, ends)
     report = _check_solr(services, ends)
     report["agent"] = agent.result()
+    if (answering := llm.result()) is not None:
+        report["llm"] = answering  # not part of readiness: searches work without it
     try:
         report["store"] = store.result(timeout=max(0.01, ends - time.monotonic()))
     except FutureTimeout:

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import urllib3
-from flask import Flask, Response
+from flask import Flask, Response, request
 from flask.testing import FlaskClient
 
 from datafari_rag.app import create_app
@@ -123,3 +123,37 @@ def test_readiness_holds_through_a_slow_agent_and_a_blip_then_tells_an_outage(
         }
         state["failures"] = 0
         assert _poll(client, lambda r: r["status"] == "UP")["agent"]["status"] == "UP"
+
+
+def test_an_external_llm_is_reported_without_deciding_readiness(
+    settings: Settings, bootstrapped: BootstrapReport
+) -> None:
+    """The LLM answers its model list with the right key (UP, and whether the model is listed); a
+    refused key or a dead endpoint is DOWN with why; none of them changes readiness (searches work
+    without the LLM), and the key is never shown."""
+    llm = Flask("llm")
+
+    @llm.get("/v1/models")
+    def models() -> Any:
+        if request.headers.get("Authorization") != "Bearer sk-right":
+            return {"error": {"message": "Incorrect API key"}}, 401
+        return {"object": "list", "data": [{"id": "gpt-4o-mini", "object": "model"}]}
+
+    with serve(llm) as base:
+        for key, expected in (("sk-right", "UP"), ("sk-wrong", "DOWN")):
+            mine = settings.replace(llm_endpoint=f"{base}/v1", llm_token=key, llm_model="gpt-4o-mini")
+            client = create_app(mine).test_client()
+            body = _poll(client, lambda r: r.get("llm", {}).get("url") == f"{base}/v1" and r["status"] == "UP")
+            assert body["llm"]["status"] == expected and client.get("/health/ready").status_code == 200, body
+            assert key not in client.get("/health").get_data(as_text=True)
+        assert body["llm"]["error"] == "HTTP 401: ai.api.token is refused"
+        # Datafari 6.1's full chat/completions URL is the same endpoint
+        full = f"{base}/v1/chat/completions"
+        right = settings.replace(llm_endpoint=full, llm_token="sk-right", llm_model="gpt-4o-mini")
+        body = _poll(create_app(right).test_client(), lambda r: "llm" in r and r["status"] == "UP")
+    assert body["llm"] == {"url": f"{base}/v1", "model": "gpt-4o-mini", "status": "UP", "modelListed": True}
+    dead = settings.replace(llm_endpoint=f"http://127.0.0.1:{free_port()}/v1", llm_token="sk-x")
+    body = _poll(create_app(dead).test_client(), lambda r: "llm" in r and r["status"] == "UP")
+    assert body["llm"]["status"] == "DOWN" and "refused" in body["llm"]["error"].lower(), body["llm"]
+    local = _poll(create_app(settings).test_client(), lambda r: r["status"] == "UP")
+    assert "llm" not in local  # the local agent is checked as "agent"
