@@ -705,6 +705,21 @@ def _wait_http(url: str, timeout: float, process: subprocess.Popen[bytes], name:
     raise click.ClickException(f"The {name} did not answer at {url} within {timeout:.0f}s.")
 
 
+def llm_warning(llm: dict[str, Any] | None) -> str | None:
+    """What /health's report of an external LLM tells whoever just started the product: answers
+    fail when it does not answer, or when it does not serve ``llm.model``."""
+    if not llm:
+        return None
+    if llm.get("status") == "DOWN":
+        return (
+            f"The LLM at {llm['url']} does not answer ({llm['error']}): answers will fail until "
+            "ai.api.endpoint and ai.api.token are right."
+        )
+    if llm.get("status") == "UP" and llm.get("modelListed") is False:
+        return f"The LLM at {llm['url']} does not list the model {llm['model']!r}: set llm.model to one it serves."
+    return None
+
+
 def _check_ports_free(*ports: tuple[str, int, str]) -> None:
     """Refuses to start anything when a port ``run`` serves on is taken: its own servers would exit
     at once while whatever holds the port answered its readiness checks."""
@@ -829,13 +844,8 @@ def run_cmd(insecure: bool) -> None:
         _wait_http(f"{base}/health", 60, children[-1], "sidecar")
         health = urllib3.request("GET", f"{base}/health", timeout=30, retries=False).json()
         click.echo(f"Sidecar health: {health['status']}")
-        if health.get("llm", {}).get("status") == "DOWN":
-            llm = health["llm"]
-            click.echo(
-                f"The LLM at {llm['url']} does not answer ({llm['error']}): answers will fail until "
-                "ai.api.endpoint and ai.api.token are right.",
-                err=True,
-            )
+        if warning := llm_warning(health.get("llm")):
+            click.echo(warning, err=True)
         click.echo("\nTry:")
         click.echo(f"  curl {base}/health")
         click.echo(
