@@ -10,10 +10,11 @@ reported with the key that holds it; a key that names no setting is reported by 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -1407,13 +1408,24 @@ _ENV_RETIRED = {env_name(old): old for old in RETIRED}
 
 
 def unknown_names(props: dict[str, str], env: Mapping[str, str]) -> list[str]:
-    """What names no setting: keys of the properties file, ``DATAFARI_RAG_*`` variables."""
-    found = [
-        f"key '{k}' of the properties file" for k in props if k not in KEYS.keys() | DEPRECATED.keys() | RETIRED.keys()
-    ]
+    """What names no setting: keys of the properties file, ``DATAFARI_RAG_*`` variables, each with
+    the setting it was most likely meant to be when one is close (a typo)."""
+    names = KEYS.keys() | DEPRECATED.keys() | RETIRED.keys()
+    found = [f"key '{k}' of the properties file{_closest(k, names, DEPRECATED)}" for k in props if k not in names]
     known = set(_ENV_KEYS) | set(_ENV_DEPRECATED) | set(_ENV_RETIRED) | set(ENVIRONMENT)
-    found += [f"environment variable {name}" for name in env if name.startswith(ENV_PREFIX) and name not in known]
+    renamed = {env_name(old): tuple(env_name(n) for n in new) for old, new in DEPRECATED.items()}
+    found += [
+        f"environment variable {name}{_closest(name, known, renamed)}"
+        for name in env
+        if name.startswith(ENV_PREFIX) and name not in known
+    ]
     return found
+
+
+def _closest(name: str, names: Iterable[str], renamed: Mapping[str, tuple[str, ...]]) -> str:
+    """ " (did you mean X?)" for the nearest of ``names`` (an older name: the one that replaced it)."""
+    near = difflib.get_close_matches(name, list(names), n=1, cutoff=0.85)
+    return f" (did you mean {' or '.join(renamed.get(near[0], near[:1]))}?)" if near else ""
 
 
 def _warn_once(message: str, *args: object) -> None:
@@ -1457,7 +1469,8 @@ _TYPES = {"str": str, "int": int, "float": float, "bool": bool}
 def convert(key: str, raw: str) -> Any:
     """One key's value from its text, with the same checks as the properties file (ConfigError)."""
     if key not in KEYS:
-        raise ConfigError(f"{key}: names no setting (see docs/configuration.md)")
+        near = _closest(key, KEYS.keys() | DEPRECATED.keys(), DEPRECATED)
+        raise ConfigError(f"{key}: names no setting{near} (see docs/configuration.md)")
     f = KEYS[key]
     return _convert(f, raw, _TYPES[f.type] if isinstance(f.type, str) else f.type)
 
@@ -1473,7 +1486,7 @@ def load_settings(path: Path | None = None, env: Mapping[str, str] | None = None
         with path.open(encoding="utf-8") as fh:
             props = javaproperties.load(fh)
     for name in unknown_names(props, variables):
-        _warn_once("Ignored: %s names no setting (see docs/configuration.md).", name)
+        _warn_once("Ignored: %s, which names no setting (see docs/configuration.md).", name)
     older = _deprecated_values(props, variables)
     _check_retired(props, variables)
     values: dict[str, Any] = {}

@@ -65,7 +65,7 @@ def render_markdown() -> str:
         "has them). Each key can be overridden by an environment variable: `DATAFARI_RAG_` + the key",
         "upper-cased with dots as underscores. Values are validated at start and a bad one is reported",
         "with its key; a key of the file, or a `DATAFARI_RAG_*` variable, that names no setting is",
-        "reported at start with its name (and ignored).",
+        "reported at start with its name and the closest setting when a typo is likely (and ignored).",
     ]
     for title, fields in _sections():
         out += ["", f"## {title}", "", "| key | default | meaning |", "|-----|---------|---------|"]

@@ -72,13 +72,14 @@ def test_the_shipped_file_holds_every_key_at_its_default() -> None:
 
 def test_an_unknown_key_or_variable_is_reported_by_name(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     props = tmp_path / "rag.properties"
-    props.write_text("solr.url=http://solr:8983/solr\nrag.maxFilez=3\n")
+    props.write_text("solr.url=http://solr:8983/solr\nrag.maxFilez=3\nsomething.else=1\n")
     with caplog.at_level("WARNING", logger="datafari_rag.config"):
         settings = load_settings(props, env={"DATAFARI_RAG_SOLR_URLL": "x", "DATAFARI_RAG_VAR": "/tmp/v"})
     assert settings.solr_url == "http://solr:8983/solr"
-    assert "key 'rag.maxFilez' of the properties file" in caplog.text
-    assert "environment variable DATAFARI_RAG_SOLR_URLL" in caplog.text
+    assert "key 'rag.maxFilez' of the properties file (did you mean chunking.maxFiles?)" in caplog.text
+    assert "environment variable DATAFARI_RAG_SOLR_URLL (did you mean DATAFARI_RAG_SOLR_URL?)" in caplog.text
     assert "DATAFARI_RAG_VAR" not in caplog.text  # a documented variable that is not a key
+    assert "key 'something.else' of the properties file, which names no setting" in caplog.text  # none close
 
 
 def test_server_knobs_are_settings() -> None:
@@ -212,3 +213,13 @@ def test_the_store_keeps_reading_its_older_key_and_file(
     assert database_url(Settings()) == f"sqlite:///{tmp_path / 'conversations.db'}"
     (tmp_path / "store.db").touch()  # once there is a store.db, it is the store
     assert database_url(Settings()) == f"sqlite:///{tmp_path / 'store.db'}"
+
+
+def test_a_key_given_by_hand_that_names_no_setting_says_the_closest_one() -> None:
+    """--set, workflows and run-time keys go through convert: a typo names the key it was meant to be."""
+    with pytest.raises(ConfigError, match=r"llm\.modell: names no setting \(did you mean llm\.model\?\)"):
+        config.convert("llm.modell", "gpt-4o-mini")
+    with pytest.raises(ConfigError, match=r"rag\.maxToken: names no setting \(did you mean llm\.maxTokens\?\)"):
+        config.convert("rag.maxToken", "300")  # Datafari 6.1's name, read from the file only
+    with pytest.raises(ConfigError, match=r"^zzz: names no setting \(see"):
+        config.convert("zzz", "1")
