@@ -156,6 +156,7 @@ class LocalSolr:
             "java",
             f"-Xmx{self.heap}",
             "-XX:+UseG1GC",
+            f"-XX:ErrorFile={self.log_dir / 'hs_err_pid%p.log'}",  # a crash report with the logs, not in the cwd
             f"-DzkHost={zk_host}",
             f"-DhostPort={self.port}",
             "-Dhost=127.0.0.1",

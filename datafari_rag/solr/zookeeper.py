@@ -95,6 +95,7 @@ class LocalZooKeeper:
             command = [
                 "java",
                 f"-Xmx{HEAP}",
+                f"-XX:ErrorFile={self.log_dir / 'hs_err_pid%p.log'}",
                 f"-Dsolr.log.dir={self.log_dir}",
                 f"-Dlog4j.configurationFile={SOLR_RUNTIME / 'log4j2.xml'}",
                 "-cp",
