@@ -25,12 +25,16 @@ def list_collections(solr: SolrClient, timeout: float | None = None) -> list[str
     return list(solr.get("admin/collections", {"action": "LIST"}, timeout=timeout).get("collections", []))
 
 
+def _cluster(solr: SolrClient, collection: str) -> tuple[dict[str, Any], set[str]]:
+    """The collection's shards (CLUSTERSTATUS) and the cluster's live nodes."""
+    cluster = solr.get("admin/collections", {"action": "CLUSTERSTATUS", "collection": collection})["cluster"]
+    return cluster["collections"][collection]["shards"], set(cluster.get("live_nodes", []))
+
+
 def unserved_shards(solr: SolrClient, collection: str) -> dict[str, list[str]]:
     """The collection's shards with no active replica on a live node, each with its replicas'
     states (``down@node``); empty when every shard serves."""
-    cluster = solr.get("admin/collections", {"action": "CLUSTERSTATUS", "collection": collection})["cluster"]
-    live = set(cluster.get("live_nodes", []))
-    shards = cluster["collections"][collection]["shards"]
+    shards, live = _cluster(solr, collection)
     return {
         name: [f"{r.get('state')}@{r.get('node_name')}" for r in shard["replicas"].values()]
         for name, shard in sorted(shards.items())
@@ -59,14 +63,12 @@ def wait_served(solr: SolrClient, collection: str, timeout: float = 120.0) -> No
 
 def shard_names(solr: SolrClient, collection: str) -> list[str]:
     """The collection's shards (slices), by name."""
-    status = solr.get("admin/collections", {"action": "CLUSTERSTATUS", "collection": collection})
-    return sorted(status["cluster"]["collections"][collection]["shards"])
+    return sorted(_cluster(solr, collection)[0])
 
 
 def leaders(solr: SolrClient, collection: str) -> dict[str, str]:
     """Each shard's leader: shard name -> node name."""
-    status = solr.get("admin/collections", {"action": "CLUSTERSTATUS", "collection": collection})
-    shards = status["cluster"]["collections"][collection]["shards"]
+    shards = _cluster(solr, collection)[0]
     return {
         name: next((r["node_name"] for r in shard["replicas"].values() if r.get("leader") == "true"), "")
         for name, shard in sorted(shards.items())
@@ -97,8 +99,7 @@ def balance_leaders(solr: SolrClient, collection: str) -> dict[str, str]:
 
 
 def _every_shard_marked(solr: SolrClient, collection: str) -> bool:
-    status = solr.get("admin/collections", {"action": "CLUSTERSTATUS", "collection": collection})
-    shards = status["cluster"]["collections"][collection]["shards"].values()
+    shards = _cluster(solr, collection)[0].values()
     return all(any(r.get("property.preferredleader") == "true" for r in shard["replicas"].values()) for shard in shards)
 
 
