@@ -3,6 +3,7 @@ package datafari.rag.solr.security;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -34,8 +35,13 @@ import org.apache.solr.search.SolrIndexSearcher;
  * the user's filtered documents is ever evaluated or returned.
  *
  * <ul>
- *   <li>Parameters the client sent are checked ({@link ClientParams}); a request body (Solr's
- *       JSON request API) is refused, as it would bring parameters of its own.
+ *   <li>What Solr will run is judged, not the text that was sent: the request's final parameters
+ *       (after macro expansion and the handler's defaults and appends) are held to {@link
+ *       ClientParams}, each query parsed as Solr will parse it and walked ({@link QueryJudge}); a
+ *       macro anywhere in what the client sent, a request body and a {@code json} parameter
+ *       (Solr's JSON request API, which brings parameters of its own) are refused.
+ *   <li>The service account hands its users' own parameters to the same rules as {@code
+ *       client.<name>}, so the sidecar's searches and direct clients' are judged alike.
  *   <li>Field facets count with a {@code mincount} of 1 at least (Solr's default of 0 would list
  *       values found only in unreadable documents).
  *   <li>{@code fl=*} becomes the schema's stored fields less the six ACL fields.
@@ -49,11 +55,12 @@ import org.apache.solr.search.SolrIndexSearcher;
  */
 public class SecureSearchComponent extends SearchComponent {
   public static final String NAME = "secureSearch";
+  /** The prefix under which the service account hands over a user's own parameters. */
+  public static final String CLIENT = "client.";
 
   private Callers callers = new Callers(Set.of(), false);
   /** Each handler's configured values, read once: a reload makes new handlers and a new component. */
-  private final Map<SolrRequestHandler, Set<Map.Entry<String, String>>> configuredBy =
-      new ConcurrentHashMap<>();
+  private final Map<SolrRequestHandler, Configured> configuredBy = new ConcurrentHashMap<>();
 
   @Override
   public void init(NamedList<?> args) {
@@ -65,6 +72,7 @@ public class SecureSearchComponent extends SearchComponent {
   public void prepare(ResponseBuilder rb) throws IOException {
     SolrQueryRequest req = rb.req;
     if (callers.trusts(req)) {
+      handOver(req);
       return;
     }
     Iterable<ContentStream> streams = req.getContentStreams();
@@ -74,21 +82,89 @@ public class SecureSearchComponent extends SearchComponent {
           "A request body is not accepted from a client other than the service account: "
               + "send the search's parameters in the URL or as a form");
     }
-    SolrParams sent = req.getOriginalParams();
-    ClientParams.check(sent, configured(req), req.getPath());
+    if (req.getJSON() != null) {
+      throw ClientParams.refused("json", "is not accepted from a client other than the service account");
+    }
+    // Solr has expanded the client's macros into the final parameters already: refused at the
+    // source, whatever they expand to, then every final value is judged as Solr will run it
+    ClientParams.noMacros(req.getOriginalParams(), "");
+    Configured configured = configured(req);
+    fixedBy(configured, req.getOriginalParams());
+    ClientParams.check(req, configured.all(), req.getPath());
+    SolrParams params = req.getParams();
+    restrict(req, ClientParams.fieldFacets(params.getParams("facet.field")), params.getParams("fl") != null);
+  }
 
-    ModifiableSolrParams params = new ModifiableSolrParams(req.getParams());
-    boolean changed = false;
-    if (params.get("facet.mincount") == null) {
-      for (String field : ClientParams.fieldFacets(params)) {
-        String perField = "f." + field + ".facet.mincount";
-        if (params.get(perField) == null) {
-          params.set(perField, "1");
-          changed = true;
-        }
+  /**
+   * The service account hands a user's own parameters over as {@code client.<name>}: each is
+   * judged exactly as a direct client's {@code <name>} would be (in the request as it will run,
+   * the service account's own parameters included), then becomes {@code <name>}, added to its
+   * values for filters and facets, replacing it otherwise. So the sidecar's users and Solr's
+   * direct clients are held to one rule.
+   */
+  private void handOver(SolrQueryRequest req) {
+    SolrParams params = req.getParams();
+    ModifiableSolrParams merged = null;
+    List<Map.Entry<String, String>> own = new ArrayList<>();
+    Set<String> invariants = null;
+    for (Iterator<String> names = params.getParameterNamesIterator(); names.hasNext(); ) {
+      String name = names.next();
+      if (!name.startsWith(CLIENT)) {
+        continue;
+      }
+      String target = name.substring(CLIENT.length());
+      ClientParams.handedOver(target);
+      if (invariants == null) {
+        invariants = configured(req).invariants();
+        merged = new ModifiableSolrParams(params);
+      }
+      if (invariants.contains(target)) {
+        throw ClientParams.refused(name, "names a parameter this handler fixes");
+      }
+      String[] values = params.getParams(name);
+      merged.remove(name);
+      if (ClientParams.REPEATABLE.contains(target)) {
+        merged.add(target, values);
+      } else {
+        merged.set(target, values);
+      }
+      for (String value : values) {
+        own.add(Map.entry(target, value));
       }
     }
-    String[] fl = params.getParams("fl");
+    if (merged == null) {
+      return;
+    }
+    ClientParams.noMacros(req.getOriginalParams(), CLIENT);
+    req.setParams(merged);
+    ClientParams.judge(own, req);
+    List<String> facets = new ArrayList<>();
+    boolean fl = false;
+    for (Map.Entry<String, String> pair : own) {
+      if (pair.getKey().equals("facet.field")) {
+        facets.addAll(ClientParams.fieldFacets(new String[] {pair.getValue()}));
+      }
+      fl |= pair.getKey().equals("fl");
+    }
+    restrict(req, facets, fl);
+  }
+
+  /**
+   * A client's field facets count with a mincount of 1 at least (Solr's default of 0 would list
+   * values found only in unreadable documents), and its {@code fl=*} is the stored fields less
+   * the ACL's.
+   */
+  private static void restrict(SolrQueryRequest req, List<String> fieldFacets, boolean expandFl) {
+    ModifiableSolrParams params = new ModifiableSolrParams(req.getParams());
+    boolean changed = false;
+    for (String field : fieldFacets) {
+      String perField = "f." + field + ".facet.mincount";
+      if (params.getInt(perField, params.getInt("facet.mincount", 0)) < 1) {
+        params.set(perField, "1");
+        changed = true;
+      }
+    }
+    String[] fl = expandFl ? params.getParams("fl") : null;
     if (fl != null) {
       String expanded = expandStar(fl, req.getSchema());
       if (expanded != null) {
@@ -128,17 +204,33 @@ public class SecureSearchComponent extends SearchComponent {
     req.setParams(params);
   }
 
-  /** The values the handler itself configures (defaults, appends, invariants), by name. */
-  private Set<Map.Entry<String, String>> configured(SolrQueryRequest req) {
-    String path = req.getPath();
-    SolrRequestHandler handler = path == null ? null : req.getCore().getRequestHandler(path);
-    return handler == null ? Set.of() : configuredBy.computeIfAbsent(handler, SecureSearchComponent::configuredIn);
+  /** A value the client sent for a parameter the handler fixes would be silently replaced: said instead. */
+  private static void fixedBy(Configured configured, SolrParams sent) {
+    for (String name : configured.invariants()) {
+      String[] values = sent.getParams(name);
+      for (String value : values == null ? new String[0] : values) {
+        if (!configured.all().contains(Map.entry(name, value))) {
+          throw ClientParams.refused(name, "is fixed by this handler");
+        }
+      }
+    }
   }
 
-  private static Set<Map.Entry<String, String>> configuredIn(SolrRequestHandler handler) {
-    Set<Map.Entry<String, String>> pairs = new HashSet<>();
-    if (handler instanceof RequestHandlerBase) {
-      NamedList<?> init = ((RequestHandlerBase) handler).getInitArgs();
+  /** The values the handler itself configures (defaults, appends, invariants), by name. */
+  private Configured configured(SolrQueryRequest req) {
+    String path = req.getPath();
+    SolrRequestHandler handler = path == null ? null : req.getCore().getRequestHandler(path);
+    return handler == null ? Configured.NONE : configuredBy.computeIfAbsent(handler, Configured::of);
+  }
+
+  /** A handler's own values: every (name, value) it configures, and the names it fixes. */
+  private record Configured(Set<Map.Entry<String, String>> all, Set<String> invariants) {
+    static final Configured NONE = new Configured(Set.of(), Set.of());
+
+    static Configured of(SolrRequestHandler handler) {
+      Set<Map.Entry<String, String>> pairs = new HashSet<>();
+      Set<String> fixed = new HashSet<>();
+      NamedList<?> init = handler instanceof RequestHandlerBase ? ((RequestHandlerBase) handler).getInitArgs() : null;
       for (String section : List.of("defaults", "appends", "invariants")) {
         Object list = init == null ? null : init.get(section);
         if (list instanceof NamedList) {
@@ -149,11 +241,14 @@ public class SecureSearchComponent extends SearchComponent {
                     for (String value : values.getParams(name)) {
                       pairs.add(Map.entry(name, value));
                     }
+                    if (section.equals("invariants")) {
+                      fixed.add(name);
+                    }
                   });
         }
       }
+      return new Configured(Set.copyOf(pairs), Set.copyOf(fixed));
     }
-    return Set.copyOf(pairs);
   }
 
   /** {@code *} in {@code fl} as the schema's stored fields less the ACL fields; null if absent. */

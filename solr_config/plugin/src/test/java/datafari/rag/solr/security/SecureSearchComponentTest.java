@@ -227,6 +227,47 @@ public class SecureSearchComponentTest extends SolrTestCaseJ4 {
   }
 
   @Test
+  public void theServiceAccountHandsAUsersParametersToTheSameRules() throws Exception {
+    // a user's query and filters, handed over: judged as a direct client's, then run for the user
+    assertEquals(
+        Set.of("pub", "staff"),
+        ids(named("bob", "client.q", "canteen", "client.fq", "{!tag=l}language:(en OR fr)", "fl", "id")));
+    assertEquals(Set.of("pub", "nocontractors"), ids(named("bob", "q", "*:*", "client.fq", "language:en", "fl", "id")));
+    String nested = "\\u005fquery_:\"{!join from=language to=language}content:" + SECRET + "\"";
+    for (String[] handed :
+        List.of(
+            new String[] {"client.fq", nested},
+            new String[] {"client.q", nested, "defType", "lucene"},
+            new String[] {"client.facet.query", nested, "facet", "true"},
+            new String[] {"client.fq", "${m}", "m", "id:secret", "expandMacros", "false"},
+            new String[] {"client.fq", "${m}", "m", "id:secret"},
+            new String[] {"client.fq", "allow_token_document:hr"},
+            new String[] {"client.sort", "termfreq(content,'" + SECRET + "') desc"},
+            new String[] {"client.AuthenticatedUserName", "alice"},
+            new String[] {"client.ids", "secret"},
+            new String[] {"client.qt", "/internal"})) {
+      List<String> params = new ArrayList<>(List.of("q", "*:*"));
+      params.addAll(List.of(handed));
+      SolrException refused =
+          expectThrows(SolrException.class, () -> named("bob", params.toArray(new String[0])));
+      assertEquals(String.join(" ", handed), 400, refused.code());
+    }
+    // the service account's own parameters are its own: a join of its making runs
+    assertEquals(
+        Set.of("pub"),
+        ids(named("bob", "q", "*:*", "fq", "{!join from=language to=language}id:secret", "fl", "id", "client.fq", "id:pub")));
+  }
+
+  @Test
+  public void aHandedOverFacetCountsOnlyReadableValues() throws Exception {
+    String handed = Utils.toJSONString(named("bob", "q", "*:*", "facet", "true", "client.facet.field", "id"));
+    assertFalse(handed, handed.contains("secret"));
+    // the control: the service account's own facet keeps Solr's mincount of 0
+    String own = Utils.toJSONString(named("bob", "q", "*:*", "facet", "true", "facet.field", "id"));
+    assertTrue(own, own.contains("secret"));
+  }
+
+  @Test
   public void theFamiliesLeakWithoutTheGuard() throws Exception {
     // the control of the test above: the filter alone does not hold these
     String subquery =
