@@ -19,6 +19,7 @@ from ..security.acl import UserAccess
 from ..security.authority import tokens_for
 from ..solr import SolrError
 from ..solr.collection import Collection
+from ..solr.search import from_user
 from .mail import send_alert
 from .store import Alerts, AlertSpec
 
@@ -38,17 +39,31 @@ def _solr_time(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
+def searched(spec: AlertSpec) -> list[tuple[str, Any]]:
+    """The alert's own search: its keyword and filters are its user's, judged by Solr's door
+    (when the alert is saved, and again at every run)."""
+    return [
+        from_user("q", spec.keyword.strip() or "*:*"),
+        ("defType", "edismax"),
+        *(from_user("fq", f) for f in spec.filters.split("&") if f.strip()),
+        ("hl", "false"),
+    ]
+
+
+def check(main: Collection, access: UserAccess, spec: AlertSpec) -> None:
+    """Runs the alert's search once (no rows) as its user, so that a search Solr's door refuses is
+    refused when the alert is saved, not at its first run; raises :class:`SolrError`."""
+    main.search("select", [*searched(spec), ("rows", 0)], access)
+
+
 def new_documents(main: Collection, access: UserAccess, spec: AlertSpec, since: datetime, now: datetime) -> list[Any]:
     """The documents ``access`` may read that match the alert and were indexed in (since, now]."""
     params: list[tuple[str, Any]] = [
-        ("q", spec.keyword.strip() or "*:*"),
-        ("defType", "edismax"),
+        *searched(spec),
         ("fq", f"indexed_at:{{{_solr_time(since)} TO {_solr_time(now)}]"),
-        *(("fq", f) for f in spec.filters.split("&") if f.strip()),  # checked when the alert was saved
         ("rows", MAX_DOCUMENTS),
         ("fl", "id,title,url"),
         ("sort", "indexed_at desc"),
-        ("hl", "false"),
     ]
     docs = main.search("select", params, access)["response"]["docs"]
     return [{"id": d.get("id"), "title": _first(d.get("title")), "url": d.get("url")} for d in docs]

@@ -12,13 +12,17 @@ from typing import Any
 from flask import Blueprint
 from werkzeug.datastructures import MultiDict
 
+from ..alerts.runner import check
 from ..alerts.store import Alerts, AlertSpec, SavedSearches
 from ..errors import DatafariError
+from ..solr import SolrError
 from . import search_params
 from .answers import V1Error, V1Ok
+from .auth import current_access
 from .context import get_services
 from .contract import endpoint, json
 from .datafari_v1 import as_signed_in_user
+from .search import solr_failure
 from .shapes import AlertBody, SavedSearchBody, read
 from .store_calls import store_call
 
@@ -43,16 +47,25 @@ def _alerts() -> Alerts:
 
 
 def _spec(body: AlertBody) -> AlertSpec:
-    """The alert, its search checked as the search page's is (it runs as its user later)."""
-    max_length = get_services().settings.query_max_length
+    """The alert, its search run once as its user (no rows): Solr's door judges its keyword and
+    filters as it judges the search page's, and the alert runs as its user later."""
+    services = get_services()
+    max_length = services.settings.query_max_length
     try:
         if body.keyword.strip() and body.keyword.strip() != "*:*":
             search_params.query("keyword", body.keyword, max_length)
         filters = [f for f in body.filters.split("&") if f.strip()]
         search_params.facets_and_filters(MultiDict([("fq", f) for f in filters]), max_length)
+        spec = AlertSpec(body.subject, body.keyword, "&".join(filters), body.core, body.mail, body.frequency)
+        check(services.main, current_access(), spec)
     except DatafariError as exc:
         raise DatafariError("alertBadRequest", exc.reason) from None
-    return AlertSpec(body.subject, body.keyword, "&".join(filters), body.core, body.mail, body.frequency)
+    except SolrError as exc:
+        failure = solr_failure(exc)
+        if failure.label != "ragBadRequest":  # Solr down, say: not the alert's fault
+            raise failure from exc
+        raise DatafariError("alertBadRequest", failure.reason, detail=str(exc)) from None
+    return spec
 
 
 @bp.get(SAVED)

@@ -16,6 +16,7 @@ from typing import Any
 from ..security.acl import UserAccess
 from ..solr import SolrError
 from ..solr.collection import Collection
+from ..solr.search import from_user
 
 MAX_WORDS = 8  # longer queries are not respelled
 
@@ -31,7 +32,9 @@ def candidates(main: Collection, access: UserAccess, query: str) -> list[str]:
 
 
 def finds_readable(main: Collection, access: UserAccess, query: str, filters: list[tuple[str, Any]]) -> bool:
-    params = [("q", query), ("defType", "edismax"), ("q.op", "AND"), ("rows", 0), ("hl", "false"), *filters]
+    """Whether the proposal finds a document the user may read under the page's filters (the
+    user's own parameters, as the page's search sent them)."""
+    params = [from_user("q", query), ("defType", "edismax"), ("q.op", "AND"), ("rows", 0), ("hl", "false"), *filters]
     return int(main.search("select", params, access)["response"]["numFound"]) > 0
 
 

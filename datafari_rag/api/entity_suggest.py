@@ -64,7 +64,7 @@ def suggest_entity_authors() -> Response:
     word = typed.strip().split()[-1] if typed.strip() else ""
     names: list[tuple[str, int]] = []
     if word:
-        search_params.query("q", word, 200)
+        search_params.query("q", word, 200)  # its length: a substring of names, never parsed
         try:
             names = authors(word, rows)
         except SolrError as exc:

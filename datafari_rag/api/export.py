@@ -19,11 +19,13 @@ from werkzeug.datastructures import MultiDict
 
 from ..errors import DatafariError
 from ..solr import SolrError
+from ..solr.search import from_user
 from . import search_params
 from .answers import Error
 from .auth import current_access
 from .context import get_services
 from .contract import JSON, REFUSALS, Param, Reply, endpoint, names, refusals
+from .search import solr_failure
 from .validation import bounded_int, field_list, names_acl_field, sort_clause
 
 bp = Blueprint("export", __name__)
@@ -76,16 +78,17 @@ def _checked_search() -> tuple[list[tuple[str, Any]], list[str], str, int]:
     query = args.get("query") or "*:*"
     search_params.query("query", query, max_length)
     page = MultiDict([(RENAMED.get(k, k), v) for k, v in args.items(multi=True) if k in RENAMED])
-    filters = [p for p in search_params.facets_and_filters(page, max_length) if p[0] == "fq"]
+    fq = from_user("fq", "")[0]
+    filters = [p for p in search_params.facets_and_filters(page, max_length) if p[0] == fq]
     fields = field_list(args.get("fl") or DEFAULT_FIELDS, "fl").split(",")
-    params: list[tuple[str, Any]] = [("q", query), ("defType", "edismax"), ("hl", "false"), *filters]
-    params += [("fl", ",".join(fields))]
+    params: list[tuple[str, Any]] = [from_user("q", query), ("defType", "edismax"), ("hl", "false"), *filters]
+    params += [from_user("fl", ",".join(fields))]
     if args.get("q.op") is not None:
         if args["q.op"] not in ("AND", "OR"):
             raise DatafariError("ragBadRequest", "'q.op' must be AND or OR.")
         params.append(("q.op", args["q.op"]))
     if args.get("sort"):
-        params.append(("sort", sort_clause(args["sort"])))
+        params.append(from_user("sort", sort_clause(args["sort"])))
     for name, low, high in (("rows", 0, 1000), ("start", 0, 10_000)):
         bounded_int(args.get(name), name, low, high, 0)
     search_params.aggregator(args.get("aggregator"))
@@ -101,9 +104,7 @@ def _results(params: list[tuple[str, Any]], wanted: int) -> list[dict[str, Any]]
         try:
             found = main.search("select", [*params, ("start", len(docs)), ("rows", rows)], access)
         except SolrError as exc:
-            if exc.status == 400:
-                raise DatafariError("ragBadRequest", "Solr could not run this search.", detail=str(exc)) from exc
-            raise DatafariError("ragTechnicalError", "The search failed.", detail=str(exc)) from exc
+            raise solr_failure(exc) from exc
         page = found["response"]["docs"]
         docs += page
         if len(page) < rows:

@@ -1,10 +1,12 @@
 """``GET search/select`` (a search proxy to FileShare, or RAG with ``action=rag``) and
 ``GET search/vector`` (VectorMain's kNN). Both return Solr's JSON, filtered by the user's access.
 
-Only the listed parameters are accepted; anything that would change what is searched (local
-params but the tag/ex/key forms of facets and filters, ``qt``, ``shards``, ``defType``, ``rq``,
-function ``fl``, ``collection``…) is refused. Facets, filters and highlighting as DatafariUI
-asks for them are checked by :mod:`.search_params`.
+Only the listed parameters are accepted (anything that would change what is searched — ``qt``,
+``shards``, ``defType``, ``rq``, ``collection``… — is not among them). What the user wrote — the
+query, filters, facets, the fields and order of the results — goes to Solr as the user's own
+(:func:`..solr.search.from_user`) and is judged by Solr's door on the query Solr will run; a
+refusal comes back as ``ragBadRequest`` with the door's reason. Facets, filters and highlighting
+as DatafariUI asks for them: :mod:`.search_params`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ..prompts import FORMATS, LANGUAGES
 from ..retrieval.base import words_only
 from ..retrieval.vector import guarded_knn
 from ..solr import SolrError
+from ..solr.search import from_user, refusal
 from . import search_params
 from .answers import Error, Ok, SolrResults, Suggestions
 from .auth import current_access
@@ -121,8 +124,11 @@ def _solr_json(parsed: dict[str, Any], preview: bool = False) -> Response:
 
 
 def solr_failure(exc: SolrError) -> DatafariError:
-    """Solr refusing a search (400: a query it cannot parse) is the caller's mistake, any other
-    failure a technical error."""
+    """Solr refusing a search (400: a query its door refuses or it cannot parse) is the caller's
+    mistake, said with the door's reason; any other failure a technical error."""
+    said = refusal(exc)
+    if said is not None:
+        return DatafariError("ragBadRequest", said, detail=str(exc))
     if exc.status == 400:
         return DatafariError("ragBadRequest", "Solr could not run this search.", detail=str(exc))
     return DatafariError("ragTechnicalError", "The search failed.", detail=str(exc))
@@ -152,18 +158,18 @@ def select() -> Response:
     if q_op not in ("AND", "OR"):
         raise DatafariError("ragBadRequest", "'q.op' must be AND or OR.")
     params: list[tuple[str, Any]] = [
-        ("q", _text("q", request.args.get("q"))),
+        from_user("q", _text("q", request.args.get("q"))),
         ("defType", "edismax"),
         ("q.op", q_op),
         ("start", bounded_int(request.args.get("start"), "start", 0, 10_000, 0)),
         ("rows", bounded_int(request.args.get("rows"), "rows", 0, 1000, 10)),
     ]
     if "fl" in request.args:
-        params.append(("fl", field_list(request.args["fl"], "fl")))
-    elif action in PREVIEW:  # the preview shows the whole text and every property
-        params.append(("fl", "*,score"))
+        params.append(from_user("fl", field_list(request.args["fl"], "fl")))
+    elif action in PREVIEW:  # the preview shows the whole text and every property (the ACL's aside)
+        params.append(from_user("fl", "*,score"))
     if "sort" in request.args:
-        params.append(("sort", sort_clause(request.args["sort"])))
+        params.append(from_user("sort", sort_clause(request.args["sort"])))
     search_params.aggregator(request.args.get("aggregator"))
     params += search_params.facets_and_filters(request.args, services.settings.query_max_length)
     params += search_params.highlighting(request.args)
@@ -173,7 +179,8 @@ def select() -> Response:
     except SolrError as exc:
         raise solr_failure(exc) from exc
     if not action and found.get("response", {}).get("numFound") == 0:  # a typo: "did you mean"
-        said = suggestion(services.main, access, params[0][1], [p for p in params if p[0] == "fq"])
+        filters = [p for p in params if p[0] == from_user("fq", "")[0]]
+        said = suggestion(services.main, access, params[0][1], filters)
         if said is not None:
             found["spellcheck"] = {"suggestions": [], "collations": ["collation", said]}
     return _solr_json(found, action in PREVIEW)
@@ -204,7 +211,7 @@ def vector() -> Response:
     ]
     asked = field_list(request.args["fl"], "fl").split(",") if "fl" in request.args else None
     if asked is not None:  # the check needs each chunk's parent; it is not returned unless asked for
-        params.append(("fl", ",".join(asked if PARENT in asked or "*" in asked else [*asked, PARENT])))
+        params.append(from_user("fl", ",".join(asked if PARENT in asked or "*" in asked else [*asked, PARENT])))
     try:
         docs, found = guarded_knn(services.vectors, services.main, current_access(), params, min(top_k, rows))
     except SolrError as exc:
@@ -237,7 +244,7 @@ def suggest() -> Response:
     if words:
         last = f"(title_en:{words[-1]}* OR title_fr:{words[-1]}*)"
         params = [
-            ("q", " AND ".join([*(f"title_en:{w}" for w in words[:-1]), last])),
+            from_user("q", " AND ".join([*(f"title_en:{w}" for w in words[:-1]), last])),
             ("defType", "lucene"),
             ("fl", "title"),
             ("rows", rows * 3),  # several documents may share a title

@@ -137,25 +137,24 @@ ACL_FIELD = re.compile(r"(allow|deny)_token_", re.IGNORECASE)
 
 
 def names_acl_field(text: str) -> bool:
-    """Whether ``text`` (a field, or a query in Solr's syntax, escapes and all) names an ACL field."""
+    """Whether ``text``, a field of an answer, is one of the ACL fields (never shown to a client)."""
     return bool(ACL_FIELD.search(text.replace("\\", "")))
 
 
 def field_list(value: str, name: str) -> str:
-    """A comma-separated list of plain field names (no functions, no transformers, no ACL field)."""
+    """A comma-separated list of field names, the shape the API takes (which fields a user may
+    have returned is Solr's door's to judge: never an ACL field)."""
     fields = [f.strip() for f in value.split(",") if f.strip()]
     if not fields or not all(f == "score" or f == "*" or FIELD_NAME.match(f) for f in fields):
         raise DatafariError("ragBadRequest", f"'{name}' must be a comma-separated list of field names.")
-    if any(names_acl_field(f) for f in fields):
-        raise DatafariError("ragBadRequest", f"'{name}' may not name an access-control field.")
     return ",".join(fields)
 
 
 def sort_clause(value: str) -> str:
-    """``field asc|desc`` on a plain field that is not an ACL field."""
+    """``field asc|desc``, the shape the API takes (the field is judged by Solr's door)."""
     found = SORT.match(value.strip())
-    if not found or names_acl_field(found.group(1)):
-        raise DatafariError("ragBadRequest", "'sort' must be 'field asc' or 'field desc', not on an ACL field.")
+    if not found:
+        raise DatafariError("ragBadRequest", "'sort' must be 'field asc' or 'field desc'.")
     return value.strip()
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from ..solr.search import from_user
 from .base import RetrievalContext, Snippet, to_snippet, words_only
 
 FIELDS = "id,title,url,score"
@@ -33,7 +34,7 @@ def bm25_documents(ctx: RetrievalContext, query: str, rows: int, field: str = "e
     words = words_only(query)
     if not words:
         return []
-    params: list[tuple[str, Any]] = [("q", words), ("q.op", ctx.params.operator), ("rows", rows)]
+    params: list[tuple[str, Any]] = [from_user("q", words), ("q.op", ctx.params.operator), ("rows", rows)]
     params += [("defType", "edismax"), *ctx.restrict.main_params()]
     if field == "highlighting":
         params += [("fl", FIELDS), *highlighting(ctx.params.hl_fragsize).items()]

@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from .. import chunk_fields
+from ..solr.search import from_user
 from ..text.language import detect_question
 from .base import RetrievalContext, Snippet, to_snippet, words_only
 from .guard import parent_of, readable_parents
@@ -100,8 +101,9 @@ def _sparse(ctx: RetrievalContext, query: str, depth: int, french: bool = False)
     words = words_only(query)
     if not words:
         return []
-    params = {"q": words, "q.op": ctx.params.operator, "rows": depth, "fl": FIELDS, "defType": "edismax"}
+    params = [from_user("q", words), ("q.op", ctx.params.operator), ("rows", depth), ("fl", FIELDS)]
     language = FRENCH_SPARSE if french else ()
-    found = ctx.vectors.search("select", [*params.items(), *language, *ctx.restrict.vector_params()], ctx.access)
+    params += [("defType", "edismax"), *language, *ctx.restrict.vector_params()]
+    found = ctx.vectors.search("select", params, ctx.access)
     docs: list[dict[str, Any]] = found["response"]["docs"]
     return docs

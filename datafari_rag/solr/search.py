@@ -5,6 +5,12 @@ It is the one place where the ACL filter is added (fail closed: there is no way 
 without a :class:`UserAccess`), and where the parameters a caller can set are checked: the
 sidecar composes its own requests, but nothing here lets a parameter that changes *what* is
 searched (another collection, shards, a request handler switch) through.
+
+What a user wrote — a query, a filter, a facet, the fields or the order of the results — is never
+judged here: it travels as :func:`from_user` (``client.<name>``), and Solr's door judges it by the
+one rule it holds every direct client to, on the query Solr will run (docs/security.md#one-rule).
+The sidecar's own parameters are sent as they are, macros never expanded (``expandMacros=false``),
+so no text of a user's becomes another parameter's value.
 """
 
 from __future__ import annotations
@@ -39,12 +45,31 @@ FORBIDDEN = frozenset(
         "uf",
         "qf.user",
         "debug",
+        "expandMacros",
     }
 )
+CLIENT = "client."  # a user's own parameter, handed to Solr's door (SecureSearchComponent.CLIENT)
+DOOR_REFUSAL = " (this handler filters every search by the user's access"  # the door's 400 ends so
 
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded; charset=UTF-8"}
 RESEND_PAUSES = (0.25, 0.75)  # seconds before each resend of a read refused while the cluster changes
+
+
+def from_user(name: str, value: Any) -> tuple[str, Any]:
+    """A parameter whose value a user wrote: Solr's door judges it as a direct client's ``name``
+    (on the query Solr will run), then runs it."""
+    return CLIENT + name, value
+
+
+def refusal(exc: SolrError) -> str | None:
+    """What Solr's door said when it refused a user's parameter (``'fq' may not hold…``), or None
+    for any other failure."""
+    text = str(exc)
+    if exc.status != 400 or DOOR_REFUSAL not in text or "'" not in text:
+        return None
+    said = text[text.index("'") : text.index(DOOR_REFUSAL)]
+    return said if said.endswith(".") else said + "."
 
 
 def secured_search(
@@ -80,6 +105,7 @@ def _secured_request(
             raise ValueError(f"the parameter {name!r} cannot be set")
     pairs += acl_params(access)
     pairs.append(("echoParams", "none"))  # the ACL tokens are never echoed back
+    pairs.append(("expandMacros", "false"))  # no value of a user's becomes another parameter's
     if access.unrestricted:
         handler = UNFILTERED.get(handler, handler)
     # POST as a form: token lists can be long; Solr reads form bodies like query strings.

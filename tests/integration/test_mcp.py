@@ -4,19 +4,16 @@ checked against the reference rule)."""
 
 from __future__ import annotations
 
-import asyncio
 import random
 from collections.abc import Iterator
 from typing import Any
 
 import httpx2
 import pytest
-from mcp import Client
 from mcp.client.auth.utils import (
     build_protected_resource_metadata_discovery_urls,
     extract_resource_metadata_from_www_auth,
 )
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import ProtectedResourceMetadata
 
 from datafari_rag.app import create_app
@@ -32,6 +29,7 @@ from datafari_rag.testing.acl_harness import (
     tool_shows_documents,
 )
 from datafari_rag.testing.fake_llm import FakeLlm
+from datafari_rag.testing.mcp_client import call
 from datafari_rag.testing.servers import serve
 
 
@@ -46,22 +44,6 @@ def world(
     served = harness_settings(mine, folder, fake_llm_server[1])
     with serve(create_app(served)) as url:
         yield url, corpus, served
-
-
-def call(url: str, user: str | None, tool: str | None = None, arguments: dict[str, Any] | None = None) -> Any:
-    """Lists the tools (no ``tool``) or calls one, as ``user``, with the SDK's client."""
-
-    async def run() -> Any:
-        headers = {"X-Remote-User": user} if user else {}
-        async with (
-            httpx2.AsyncClient(headers=headers, timeout=60) as http,
-            Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client,
-        ):
-            if tool is None:
-                return await client.list_tools()
-            return await client.call_tool(tool, arguments or {})
-
-    return asyncio.run(run())
 
 
 def test_the_four_tools_are_offered_with_their_schemas(world: tuple[str, Corpus, Settings]) -> None:

@@ -392,7 +392,9 @@ def test_search_proxy_returns_solr_json_filtered(client_for: Callable[..., Flask
         {"q": "x", "rq": "{!rerank}"},
         {"q": "x", "fl": "id,sum(1,2)"},
         {"q": "x", "fl": "[child]"},
-        {"q": "{!lucene}*:*"},
+        {"q": "salary~2"},  # edismax runs it: a fuzzy query weighs terms of unreadable documents
+        {"q": "allow_token_document:*"},
+        {"q": "x", "fq": '\\u005fquery_:"{!join from=id to=id}*:*"'},
         {"q": "x", "collection": "VectorMain"},
         {"q": "x", "sort": "sum(1,2) desc"},
         {"q": "x", "rows": "100000"},

@@ -155,7 +155,13 @@ final class QueryJudge {
       }
       throw ClientParams.refused(name, "is not a query Solr can parse: " + e.getMessage());
     } catch (SolrException e) {
-      throw ClientParams.refused(name, "is not a query Solr can run: " + e.getMessage());
+      String message = String.valueOf(e.getMessage());
+      for (String magic : MAGIC_FIELDS) {
+        if (message.endsWith("undefined field " + magic)) {
+          throw ClientParams.refused(name, "may not hold nested queries or functions (" + magic + ")");
+        }
+      }
+      throw ClientParams.refused(name, "is not a query Solr can run: " + message);
     } catch (RuntimeException e) {
       throw ClientParams.refused(name, "is not a query Solr can parse (" + e.getClass().getSimpleName() + ")");
     }
