@@ -304,7 +304,8 @@ def through_sidecar(
         for name, surface in every.items():
             for label, text in sidecar_forms():
                 answers = [surface(client, headers, text.replace(TERM, word)) for word in (secret, absent)]
-                tally.add(label, name, *(normalized(a[1], (secret, absent)) for a in answers), answers[0][0])
+                seen_secret, seen_absent = (normalized(a[1], (secret, absent)) for a in answers)
+                tally.add(label, name, seen_secret, seen_absent, answers[0][0])
     return tally
 
 
