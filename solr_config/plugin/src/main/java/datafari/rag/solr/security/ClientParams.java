@@ -70,7 +70,10 @@ final class ClientParams {
   private static final Rule BOOL = choice("true", "false", "on", "off");
   /** {@code q}: parsed by the request's {@code defType}, no local parameters. */
   private static final Rule MAIN_QUERY =
-      (name, value, req) -> query(name, value, req.getParams().get(QueryParsing.DEFTYPE), Set.of(), req);
+      (name, value, req) -> {
+        length(name, value, MAX_QUERY);
+        QueryJudge.judgeMain(name, value, req.getParams().get(QueryParsing.DEFTYPE, QParserPlugin.DEFAULT_QTYPE), req);
+      };
   /** {@code hl.q}: parsed as the highlighter parses it ({@code hl.qparser}, else {@code defType}). */
   private static final Rule HIGHLIGHT_QUERY =
       (name, value, req) -> {

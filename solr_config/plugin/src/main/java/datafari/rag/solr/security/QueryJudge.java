@@ -72,6 +72,8 @@ final class QueryJudge {
    * judgement is of the client's text, and a client may not send these (see {@link ClientParams}). */
   private static final Set<String> ADMIN_BOOSTS = Set.of("bq", "bf", "boost", "q.alt");
   private static final Set<String> MAGIC_FIELDS = Set.of("_query_", "_val_");
+  /** Set in the request's context when {@link ParsedQueryComponent} will see Solr's main query. */
+  static final String PARSED_LATER = QueryJudge.class.getName() + ".parsedLater";
 
   private QueryJudge() {}
 
@@ -101,6 +103,34 @@ final class QueryJudge {
     if (query != null) {
       walk(name, query, req.getSchema());
     }
+  }
+
+  /**
+   * Judges {@code q}, which Solr parses with {@code type}: left to {@link ParsedQueryComponent}
+   * (which walks Solr's own parse) when the request runs it and the parser is edismax or dismax
+   * with nothing of the administrator's added to the client's query; judged here otherwise.
+   */
+  static void judgeMain(String name, String value, String type, SolrQueryRequest req) {
+    QParserPlugin plugin = type == null ? null : req.getCore().getQueryPlugin(type);
+    boolean nestsNothing =
+        plugin != null
+            && (plugin.getClass() == ExtendedDismaxQParserPlugin.class
+                || plugin.getClass() == DisMaxQParserPlugin.class);
+    boolean adminAdds = false;
+    for (String boost : ADMIN_BOOSTS) {
+      adminAdds |= req.getParams().get(boost) != null;
+    }
+    if (nestsNothing && !adminAdds && Boolean.TRUE.equals(req.getContext().get(PARSED_LATER))) {
+      userFieldsWithoutNesting(name, req.getParams());
+      req.getContext().put(ParsedQueryComponent.LEFT_TO_JUDGE, name);
+      return;
+    }
+    judge(name, value, type, Set.of(), req);
+  }
+
+  /** Judges a query Solr has parsed itself (the main query, in {@link ParsedQueryComponent}). */
+  static void judgeParsed(String name, Query query, IndexSchema schema) {
+    walk(name, query, schema);
   }
 
   /** The local parameters Solr read (after its dereferencing): only {@code allowed}, plain names. */

@@ -71,6 +71,9 @@ public class SecureSearchComponent extends SearchComponent {
   @Override
   public void prepare(ResponseBuilder rb) throws IOException {
     SolrQueryRequest req = rb.req;
+    if (rb.components != null && ParsedQueryComponent.follows(rb.components)) {
+      req.getContext().put(QueryJudge.PARSED_LATER, Boolean.TRUE);
+    }
     if (callers.trusts(req)) {
       handOver(req);
       return;

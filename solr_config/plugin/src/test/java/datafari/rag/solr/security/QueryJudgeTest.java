@@ -202,6 +202,18 @@ public class QueryJudgeTest extends SolrTestCaseJ4 {
   }
 
   @Test
+  public void anEdismaxQueryIsJudgedAsSolrParsedItOrUpFrontWithoutTheSecondHalf() throws Exception {
+    for (String handler : List.of("/select", "/upfront")) {
+      for (String q : List.of("content:zebraquarty~1", "allow_token_document:hr", "canteen AND content:zebraquarty~2")) {
+        SolrException refused = expectThrows(SolrException.class, () -> answer(handler, null, "q", q));
+        assertEquals(handler + " " + q, 400, refused.code());
+      }
+      String found = answer(handler, null, "q", "canteen menu", "fl", "id");
+      assertTrue(found, found.contains("\"pub\"") && !found.contains("secret"));
+    }
+  }
+
+  @Test
   public void everyRefusalIsA400NeverA500() throws Exception {
     List<String[]> broken = new ArrayList<>();
     broken.add(new String[] {"defType", "lucene", "q", "content:(unbalanced"});
