@@ -21,8 +21,10 @@ from pathlib import Path
 
 from bench.common import Figure, bench_stack, emit
 from datafari_rag.app import create_app
+from datafari_rag.solr.collection import Collection
 from datafari_rag.testing.acl_harness import LAYERS, build, harness_settings, layers_off, one_trial
 from datafari_rag.testing.fake_llm import FakeLlm
+from datafari_rag.testing.oracle_harness import judgement_off, solr_direct, through_sidecar
 from datafari_rag.testing.servers import serve
 from datafari_rag.testing.solr_door_harness import CONTROLS as DOOR_CONTROLS
 from datafari_rag.testing.solr_door_harness import add_workflow_pair, open_door, parity
@@ -72,8 +74,20 @@ def main() -> None:
         direct = door_run(rng, door, direct_trials)
         door_controls = {c: len(door_run(rng, door, 200, c).leaks) for c in DOOR_CONTROLS}
         differences = parity(door, clients["bm25"])
+        # the differential oracle harness: anonymous and two users straight to Solr, two users
+        # through the sidecar's surfaces (alerts need the store of a signed-in user)
+        readers = [c for c in door.clients if c.tokens][:2]
+        oracle = solr_direct(rng, door, [door.clients[0], *readers])
+        oracle_control = solr_direct(rng, door, door.clients[:1], control=True)
+        stored = create_app(app_settings.replace(store_url=f"sqlite:///{folder / 'oracle.db'}")).test_client()
+        main = Collection(solr, settings.collection_main)
+        sidecar_oracle = through_sidecar(rng, stored, main, corpus, [c.name for c in readers])
+        with judgement_off():
+            sidecar_control = through_sidecar(rng, stored, main, corpus, [readers[0].name])
     held = controls["sidecar"] == 0 and controls["solr"] == 0
     blind = [c for c, n in door_controls.items() if n == 0]
+    oracles = len(oracle.oracles) + len(sidecar_oracle.oracles)
+    oracle_blind = not oracle_control.oracles or not sidecar_control.oracles
     emit(
         "acl_leaks",
         f"acl_leaks: {len(leaks)} leaks in {trials} trials ({len(kinds)} request kinds x bm25/vector/rrf, "
@@ -82,13 +96,18 @@ def main() -> None:
         f"Solr's layer off {controls['solr']}, both off {controls['both']} (must be > 0); target 0. "
         f"Solr direct: {direct.line()}; parity with the sidecar: {len(differences)} users differ; controls of "
         f"200 requests: guard off {door_controls['guard']} leaks, filter off {door_controls['filter']}, "
-        f"both off {door_controls['both']} (each must be > 0)",
+        f"both off {door_controls['both']} (each must be > 0). Oracles (an unreadable document's word against "
+        f"an absent one): Solr direct {oracle.line()}, through the sidecar {sidecar_oracle.line()}; "
+        f"with the door's judgement off {len(oracle_control.oracles)} and {len(sidecar_control.oracles)} "
+        f"(each must be > 0)",
         Figure(f"leaks in {trials} trials", len(leaks), "", "= 0", not leaks),
         Figure(f"Solr-direct leaks in {direct.requests} requests", len(direct.leaks), "", "= 0", not direct.leaks),
         Figure(
             "Solr-direct users whose documents differ from the sidecar's", len(differences), "", "= 0", not differences
         ),
         Figure("Solr-direct controls at 0 (blind)", len(blind), "", "= 0", not blind),
+        Figure(f"oracles in {oracle.pairs + sidecar_oracle.pairs} pairs", oracles, "", "= 0", not oracles),
+        Figure("oracle controls at 0 (blind)", int(oracle_blind), "", "= 0", not oracle_blind),
         Figure("leaks with one layer off (each alone holds)", controls["sidecar"] + controls["solr"], "", "= 0", held),
         Figure("leaks with both layers off (control)", controls["both"], "", "> 0", controls["both"] > 0),
     )
@@ -98,10 +117,14 @@ def main() -> None:
         print(f"  parity: {difference}")
     for request, shown in direct.leaks[:10]:
         print(f"  Solr-direct leak: {request} showed {shown}")
+    for request, shown in [*oracle.oracles, *sidecar_oracle.oracles][:10]:
+        print(f"  oracle: {request}: {shown}")
     if controls["both"] == 0:
         raise SystemExit("acl_leaks: with both layers off the harness saw no leak: it is blind")
     if blind:
         raise SystemExit(f"acl_leaks: the Solr-direct harness saw no leak with {', '.join(blind)} off: it is blind")
+    if oracle_blind:
+        raise SystemExit("acl_leaks: with the door's judgement off the oracle harness found nothing: it is blind")
 
 
 if __name__ == "__main__":
