@@ -158,24 +158,22 @@ public class SecureSearchComponent extends SearchComponent {
    * the ACL's.
    */
   private static void restrict(SolrQueryRequest req, List<String> fieldFacets, boolean expandFl) {
-    ModifiableSolrParams params = new ModifiableSolrParams(req.getParams());
-    boolean changed = false;
+    SolrParams sent = req.getParams();
+    ModifiableSolrParams params = null;
     for (String field : fieldFacets) {
       String perField = "f." + field + ".facet.mincount";
-      if (params.getInt(perField, params.getInt("facet.mincount", 0)) < 1) {
+      if (sent.getInt(perField, sent.getInt("facet.mincount", 0)) < 1) {
+        params = params == null ? new ModifiableSolrParams(sent) : params;
         params.set(perField, "1");
-        changed = true;
       }
     }
-    String[] fl = expandFl ? params.getParams("fl") : null;
-    if (fl != null) {
-      String expanded = expandStar(fl, req.getSchema());
-      if (expanded != null) {
-        params.set("fl", expanded);
-        changed = true;
-      }
+    String[] fl = expandFl ? sent.getParams("fl") : null;
+    String expanded = fl == null ? null : expandStar(fl, req.getSchema());
+    if (expanded != null) {
+      params = params == null ? new ModifiableSolrParams(sent) : params;
+      params.set("fl", expanded);
     }
-    if (changed) {
+    if (params != null) {
       req.setParams(params);
     }
   }
@@ -259,7 +257,7 @@ public class SecureSearchComponent extends SearchComponent {
     List<String> out = new ArrayList<>();
     boolean star = false;
     for (String value : fl) {
-      for (String one : value.split("[,\\s]+")) {
+      for (String one : ClientParams.COMMAS_OR_SPACES.split(value)) {
         if (one.equals("*")) {
           star = true;
         } else if (!one.isEmpty()) {
