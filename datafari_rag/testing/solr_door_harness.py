@@ -34,8 +34,8 @@ import urllib3
 from ..config import Settings
 from ..indexing.indexer import Indexer
 from ..solr import SolrClient
-from ..solr.bootstrap import ensure_collections
-from .acl_harness import EVERY_TOKEN, WORDS, Corpus, reference_allows
+from ..solr.bootstrap import bootstrap, ensure_collections
+from .acl_harness import EVERY_TOKEN, WORDS, Corpus, build, reference_allows
 
 # Each family as a direct client sends it; WORD is a marker of a document (lower case, as Solr
 # indexes it), DOC a document's id, TOKEN an ACL token, HOST Solr's host:port, SELF the collection.
@@ -214,6 +214,15 @@ def open_door(solr: SolrClient, url: str, corpus: Corpus, pairs: list[tuple[str,
     door.clients.append(Client(STRANGER, (STRANGER, users[STRANGER]), frozenset()))
     door.every = Client(EVERY_TOKEN, (EVERY_TOKEN, users[EVERY_TOKEN]), frozenset())
     return door
+
+
+def corpus_door(solr: SolrClient, settings: Settings, folder: Path, prefix: str, seed: int) -> tuple[Door, Settings]:
+    """A corpus of 30 documents with random ACLs and 6 random users on collections of a test's own
+    (``<prefix>_FileShare``, ``<prefix>_VectorMain``), and the Solr users to sign in as."""
+    mine = settings.replace(collection_main=f"{prefix}_FileShare", collection_vector=f"{prefix}_VectorMain")
+    bootstrap(solr, mine)
+    corpus = build(random.Random(seed), solr, mine, folder, docs=30, users=6)
+    return open_door(solr, solr.base_url, corpus, [(mine.collection_main, mine.collection_vector)]), mine
 
 
 def add_solr_users(solr: SolrClient, search_url: str, users: dict[str, str], timeout: float = 30) -> None:

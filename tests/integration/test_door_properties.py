@@ -6,10 +6,8 @@ client's user read), and a query it refuses answers 400, never 500 or anything e
 from __future__ import annotations
 
 import json
-import random
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,9 +15,8 @@ from hypothesis import strategies as st
 
 from datafari_rag.config import Settings
 from datafari_rag.solr import SolrClient
-from datafari_rag.solr.bootstrap import bootstrap
-from datafari_rag.testing.acl_harness import WORDS, build, reference_allows
-from datafari_rag.testing.solr_door_harness import Client, Door, open_door, send
+from datafari_rag.testing.acl_harness import WORDS, reference_allows
+from datafari_rag.testing.solr_door_harness import Client, Door, corpus_door, send
 
 
 @dataclass
@@ -33,13 +30,9 @@ class World:
 def world(solr: SolrClient, settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> World:
     if solr.auth is None:
         pytest.skip("the Solr under test is open (DATAFARI_RAG_SOLR_URL without DATAFARI_RAG_SOLR_PASSWORD)")
-    folder: Path = tmp_path_factory.mktemp("door-properties")
-    mine = settings.replace(collection_main="dpr_FileShare", collection_vector="dpr_VectorMain")
-    bootstrap(solr, mine)
-    corpus = build(random.Random(51), solr, mine, folder, docs=30, users=6)
-    door = open_door(solr, solr.base_url, corpus, [(mine.collection_main, mine.collection_vector)])
+    door, _ = corpus_door(solr, settings, tmp_path_factory.mktemp("door-properties"), "dpr", seed=51)
     readers = [door.clients[0], *[c for c in door.clients if c.tokens][:2]]
-    return World(door, readers, [m.lower() for m in corpus.by_marker])
+    return World(door, readers, [m.lower() for m in door.corpus.by_marker])
 
 
 FIELDS = [

@@ -16,9 +16,8 @@ import pytest
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.solr import SolrClient
-from datafari_rag.solr.bootstrap import bootstrap
 from datafari_rag.solr.collection import Collection
-from datafari_rag.testing.acl_harness import API, build, harness_settings
+from datafari_rag.testing.acl_harness import API, harness_settings
 from datafari_rag.testing.fake_llm import FakeLlm
 from datafari_rag.testing.oracle_harness import (
     judgement_off,
@@ -28,7 +27,7 @@ from datafari_rag.testing.oracle_harness import (
     workflow_surface,
 )
 from datafari_rag.testing.servers import serve
-from datafari_rag.testing.solr_door_harness import Door, open_door
+from datafari_rag.testing.solr_door_harness import Door, corpus_door
 
 ADMIN = "oracle-admin"
 
@@ -49,10 +48,8 @@ def world(
     if solr.auth is None:
         pytest.skip("the Solr under test is open (DATAFARI_RAG_SOLR_URL without DATAFARI_RAG_SOLR_PASSWORD)")
     folder: Path = tmp_path_factory.mktemp("oracle")
-    mine = settings.replace(collection_main="orc_FileShare", collection_vector="orc_VectorMain")
-    bootstrap(solr, mine)
-    corpus = build(random.Random(20261207), solr, mine, folder, docs=30, users=6)
-    door = open_door(solr, solr.base_url, corpus, [(mine.collection_main, mine.collection_vector)])
+    door, mine = corpus_door(solr, settings, folder, "orc", seed=20261207)
+    corpus = door.corpus
     served = harness_settings(mine, folder, fake_llm_server[1])
     served = served.replace(store_url=f"sqlite:///{folder / 's.db'}", admins=ADMIN)
     users = sorted(u for u, t in corpus.users.items() if t)[:2]

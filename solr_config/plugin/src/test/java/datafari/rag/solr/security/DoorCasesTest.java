@@ -1,15 +1,11 @@
 package datafari.rag.solr.security;
 
 import java.io.InputStream;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.apache.solr.SolrTestCaseJ4;
 import org.apache.solr.common.SolrException;
 import org.apache.solr.common.util.Utils;
-import org.apache.solr.request.LocalSolrQueryRequest;
-import org.apache.solr.request.SolrQueryRequest;
 import org.junit.BeforeClass;
 import org.junit.Test;
 
@@ -18,11 +14,10 @@ import org.junit.Test;
  * the sidecar's tests): each case is accepted or refused as the table says, from a direct client
  * and handed over by the service account as a user's ({@code client.<name>}) alike.
  */
-public class DoorCasesTest extends SolrTestCaseJ4 {
+public class DoorCasesTest extends SecuredCoreTestCase {
   @BeforeClass
   public static void beforeClass() throws Exception {
-    Path home = Path.of(DoorCasesTest.class.getResource("/solr").toURI());
-    initCore("solrconfig.xml", "schema.xml", home.toString());
+    initSecuredCore();
     assertU(adoc("id", "pub", "title", "Pumps", "content", "the pump and the valve", "language", "en"));
     assertU(commit());
   }
@@ -37,19 +32,12 @@ public class DoorCasesTest extends SolrTestCaseJ4 {
 
   /** Runs one request on the secured /select; true if Solr answered, false if it refused with 400. */
   private static boolean accepted(String principal, List<String> params) throws Exception {
-    List<String> all = new ArrayList<>(params);
-    all.addAll(List.of("wt", "json"));
-    SolrQueryRequest req = req(all.toArray(new String[0]));
-    ((LocalSolrQueryRequest) req).setUserPrincipalName(principal);
-    req.getContext().put("path", "/select");
     try {
-      h.query("/select", req);
+      search("/select", principal, params.toArray(new String[0]));
       return true;
     } catch (SolrException e) {
       assertEquals(String.join(" ", params) + ": " + e.getMessage(), 400, e.code());
       return false;
-    } finally {
-      req.close();
     }
   }
 

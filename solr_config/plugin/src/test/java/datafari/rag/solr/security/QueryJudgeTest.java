@@ -1,15 +1,10 @@
 package datafari.rag.solr.security;
 
-import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import org.apache.solr.SolrTestCaseJ4;
 import org.apache.solr.common.SolrException;
 import org.apache.solr.common.util.Utils;
-import org.apache.solr.request.LocalSolrQueryRequest;
-import org.apache.solr.request.SolrQueryRequest;
 import org.junit.BeforeClass;
 import org.junit.Test;
 
@@ -20,15 +15,14 @@ import org.junit.Test;
  * differently for a term only an unreadable document holds and for an absent one (the control: the
  * oracle is real). The term-level queries a search page needs keep working.
  */
-public class QueryJudgeTest extends SolrTestCaseJ4 {
+public class QueryJudgeTest extends SecuredCoreTestCase {
   private static final String SECRET = "zebraquartz";
   private static final String ABSENT = "yakmolybdenum";
   private static final String JOIN = "{!join from=language to=language}content:TERM";
 
   @BeforeClass
   public static void beforeClass() throws Exception {
-    Path home = Path.of(QueryJudgeTest.class.getResource("/solr").toURI());
-    initCore("solrconfig.xml", "schema.xml", home.toString());
+    initSecuredCore();
     assertU(adoc("id", "pub", "title", "Canteen", "content", "the canteen menu", "language", "en", "size", "3"));
     assertU(adoc("id", "near", "title", "Near", "content", "zebraquarty shelf", "language", "de", "size", "7"));
     for (String id : List.of("secret", "secret2")) {
@@ -44,25 +38,14 @@ public class QueryJudgeTest extends SolrTestCaseJ4 {
     assertU(commit());
   }
 
-  /** Solr's answer as text, QTime left out; anonymous unless {@code principal} is given. */
+  /** Solr's answer as text, QTime and the echoed parameters left out; anonymous unless {@code principal}. */
+  @SuppressWarnings("unchecked")
   private static String answer(String handler, String principal, String... params) throws Exception {
-    String[] all = Arrays.copyOf(params, params.length + 2);
-    all[params.length] = "wt";
-    all[params.length + 1] = "json";
-    SolrQueryRequest req = req(all);
-    ((LocalSolrQueryRequest) req).setUserPrincipalName(principal);
-    req.getContext().put("path", handler);
-    try {
-      @SuppressWarnings("unchecked")
-      Map<String, Object> parsed = (Map<String, Object>) Utils.fromJSONString(h.query(handler, req));
-      @SuppressWarnings("unchecked")
-      Map<String, Object> header = (Map<String, Object>) parsed.get("responseHeader");
-      header.remove("QTime");
-      header.remove("params");
-      return Utils.toJSONString(parsed);
-    } finally {
-      req.close();
-    }
+    Map<String, Object> parsed = search(handler, principal, params);
+    Map<String, Object> header = (Map<String, Object>) parsed.get("responseHeader");
+    header.remove("QTime");
+    header.remove("params");
+    return Utils.toJSONString(parsed);
   }
 
   private static String[] with(String term, String... params) {

@@ -1,16 +1,12 @@
 package datafari.rag.solr.security;
 
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import org.apache.solr.SolrTestCaseJ4;
 import org.apache.solr.common.SolrException;
 import org.apache.solr.common.util.Utils;
-import org.apache.solr.request.LocalSolrQueryRequest;
-import org.apache.solr.request.SolrQueryRequest;
 import org.junit.BeforeClass;
 import org.junit.Test;
 
@@ -19,13 +15,12 @@ import org.junit.Test;
  * the parameter guard refusing every family that would evaluate a query outside the user's
  * documents — while the same families on a handler without the guard do leak (the control).
  */
-public class SecureSearchComponentTest extends SolrTestCaseJ4 {
+public class SecureSearchComponentTest extends SecuredCoreTestCase {
   private static final String SECRET = "zebraquartz";
 
   @BeforeClass
   public static void beforeClass() throws Exception {
-    Path home = Path.of(SecureSearchComponentTest.class.getResource("/solr").toURI());
-    initCore("solrconfig.xml", "schema.xml", home.toString());
+    initSecuredCore();
     assertU(adoc("id", "pub", "title", "Canteen", "content", "the canteen menu", "language", "en", "source", "a"));
     assertU(
         adoc(
@@ -41,23 +36,6 @@ public class SecureSearchComponentTest extends SolrTestCaseJ4 {
             "source", "pay", "allow_token_share", "staff", "allow_token_document", "staff",
             "deny_token_document", "contractors"));
     assertU(commit());
-  }
-
-  /** The ids a caller gets from {@code handler}; {@code principal} null is anonymous. */
-  @SuppressWarnings("unchecked")
-  private static Map<String, Object> search(String handler, String principal, String... params)
-      throws Exception {
-    String[] all = java.util.Arrays.copyOf(params, params.length + 2);
-    all[params.length] = "wt";
-    all[params.length + 1] = "json";
-    SolrQueryRequest req = req(all);
-    ((LocalSolrQueryRequest) req).setUserPrincipalName(principal);
-    req.getContext().put("path", handler);
-    try {
-      return (Map<String, Object>) Utils.fromJSONString(h.query(handler, req));
-    } finally {
-      req.close();
-    }
   }
 
   @SuppressWarnings("unchecked")
