@@ -100,6 +100,12 @@ def solr_requests() -> list[tuple[str, list[tuple[str, str]], bytes | None]]:
     out.append(("q:dismax", [("defType", "dismax"), ("q", JOIN)], None))
     out.append(("q:edismax-uf", [("uf", "* _query_"), ("q", f'_query_:"{JOIN}"')], None))
     out.append(("q:edismax-term", [("q", "TERM")], None))
+    # facets of a text field: values of readable documents only, whatever word is asked for
+    facet = [("q", "*:*"), ("facet", "true"), ("facet.field", "content_en")]
+    out.append(("facet:prefix", [*facet, ("facet.prefix", "TERM")], None))
+    out.append(("facet:prefix-per-field", [*facet, ("f.content_en.facet.prefix", "TERM")], None))
+    listed = [("q", "*:*"), ("facet", "true"), ("facet.field", "{!terms=$content_en__terms}content_en")]
+    out.append(("facet:listed-terms", [*listed, ("content_en__terms", "TERM,pump")], None))
     out.append(("json:query", [("json", json.dumps({"query": JOIN}))], None))
     out.append(("json:filter", [("q", "*:*"), ("json", json.dumps({"filter": [JOIN]}))], None))
     body = json.dumps({"query": "*:*", "filter": [JOIN]}).encode()
