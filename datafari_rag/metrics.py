@@ -40,6 +40,14 @@ EMBEDDING_CALLS = Counter(
     "datafari_rag_embedding_calls", "Batches sent to the embedding service, by outcome (ok, error)", ["outcome"]
 )
 EMBEDDING_SECONDS = Histogram("datafari_rag_embedding_seconds", "Time of one embedding batch", buckets=SECONDS)
+# an answer's steps take from under a millisecond (cite) to the LLM's seconds (generate)
+STEP_SECONDS_BUCKETS = (0.0005, 0.001, 0.0025, *SECONDS)
+PIPELINE_STEP_SECONDS = Histogram(
+    "datafari_rag_pipeline_step_seconds",
+    "Time of one step of an answer (guard, faq, rewrite, retrieve, assemble, pack, generate, cite…)",
+    ["step"],
+    buckets=STEP_SECONDS_BUCKETS,
+)
 INDEX_JOBS = Gauge("datafari_rag_index_jobs_running", "Indexing jobs running now", multiprocess_mode="livesum")
 
 

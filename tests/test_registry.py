@@ -20,7 +20,7 @@ from datafari_rag.app import create_app
 from datafari_rag.config import KEYS, Settings
 from datafari_rag.indexing.chunkers import CHUNKERS as CHUNKER_FUNCTIONS
 from datafari_rag.indexing.chunkers import chunk_document
-from datafari_rag.rag.reasoning import ANSWER_STRATEGIES
+from datafari_rag.rag.answer_strategies import ANSWER_STRATEGIES
 from datafari_rag.registry import (
     CHUNKERS,
     EXTENSION_POINTS,

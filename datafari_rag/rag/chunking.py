@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
+from ..config import Settings
 from ..retrieval import Snippet
+from .hygiene import Hygiene
 
 
 def chunk_snippets(snippets: list[Snippet], chunk_size: int) -> list[Snippet]:
@@ -21,3 +23,23 @@ def chunk_snippets(snippets: list[Snippet], chunk_size: int) -> list[Snippet]:
         for piece in splitter.split_text(snippet.content):
             out.append(replace(snippet, content=piece))
     return out
+
+
+@dataclass(frozen=True)
+class PromptChunking:
+    """The retrieved text as a prompt takes it: cleaned (``prompt.cleaning``), then cut into
+    ``chunking.chunk.size`` pieces unless ``chunking.enable`` is false or a request wants texts
+    whole (then packing cuts only a text too large for a prompt alone)."""
+
+    enabled: bool  # chunking.enable
+    size: int  # chunking.chunk.size
+    hygiene: Hygiene
+
+    @classmethod
+    def of(cls, settings: Settings) -> PromptChunking:
+        return cls(settings.chunking_enabled, settings.chunk_size, Hygiene.of(settings))
+
+    def chunks(self, found: list[Snippet], whole: bool = False) -> list[Snippet]:
+        h = self.hygiene
+        cleaned = [replace(x, title=h.snippet(x.title), content=h.snippet(x.content)) for x in found]
+        return chunk_snippets(cleaned, self.size) if self.enabled and not whole else cleaned

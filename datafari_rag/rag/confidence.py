@@ -17,15 +17,18 @@ answer.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..words import content_words as question_words
 from ..words import support
-from .citations import cited_numbers
+from .citations import cited_numbers, clean_answer
 from .lexical import content_words, sentences
 
+log = logging.getLogger(__name__)
 SUPPORTED = 0.6
 # (intercept, cosine, share of the question's words) of P(right): fitted on 1,000 answers of the
 # local generator (bge-small-en-v1.5 cosines) by bench/calibrate_confidence.py
@@ -80,3 +83,22 @@ def is_abstention(answer: str, sentence: str) -> bool:
     """The answer is the abstention sentence the prompts ask for (citations aside)."""
     plain = _CITATION.sub("", answer).strip().rstrip(".").lower()
     return bool(sentence) and plain == sentence.strip().rstrip(".").lower() and not cited_numbers(answer)
+
+
+@dataclass(frozen=True)
+class AnswerRelevance:
+    """``rag.confidence.relevance``: how likely an answer answers its question, with ``embed`` (the
+    chunks' model); none when not weighed (``embed`` None), for an abstention, or when the embedding
+    service fails (the confidence then rests on the sources' support alone, as the log says)."""
+
+    embed: Callable[[list[str]], list[list[float]]] | None
+
+    def __call__(self, question: str, raw: str, abstention: str) -> float | None:
+        text = clean_answer(raw)
+        if self.embed is None or not text or is_abstention(text, abstention):
+            return None
+        try:
+            return relevance(question, text, self.embed)
+        except RuntimeError as exc:  # the embedding service's EmbeddingError is one
+            log.warning("the answer's relevance not measured, its confidence is its support only: %s", exc)
+            return None

@@ -1,4 +1,5 @@
-"""Generation strategies beyond one answer (``rag.strategy``):
+"""The LLM calls of the generation strategies beyond one answer (``rag.strategy``; each strategy
+is an object of :mod:`.answer_strategies`):
 
 - ``cot``: the model writes its reasoning steps, then the answer; the steps are returned apart
   (``reasoning_steps``) and never shown as the answer, nor streamed;
@@ -28,26 +29,6 @@ _ANSWER = re.compile(r"^[ \t*#]*ANSWER[ \t*]*:[ \t*]*", re.I | re.M)
 _REASONING = re.compile(r"^[ \t*#]*REASONING[ \t*]*:?", re.I | re.M)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 SHOWN = 300  # characters of each passage the multihop decision reads
-
-
-@dataclass(frozen=True)
-class AnswerStrategy:
-    """What a ``rag.strategy`` changes in the pipeline: the pipeline asks these, never a name."""
-
-    reasoning: bool = False  # the model writes its steps first, returned apart (cot)
-    checked: bool = False  # the draft is checked against the sources, then corrected (reflect)
-    hops: bool = False  # the model may ask for more searches (multihop)
-    branches: bool = False  # candidates written, scored and the best kept (tot)
-
-
-# each strategy of the registry (registry.STRATEGIES), by its name
-ANSWER_STRATEGIES: dict[str, AnswerStrategy] = {
-    "simple": AnswerStrategy(),
-    "cot": AnswerStrategy(reasoning=True),
-    "reflect": AnswerStrategy(checked=True),
-    "multihop": AnswerStrategy(hops=True),
-    "tot": AnswerStrategy(branches=True),
-}
 
 
 def split_reasoning(text: str) -> tuple[list[str], str]:

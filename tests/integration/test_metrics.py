@@ -89,3 +89,19 @@ def test_a_served_sidecar_adds_up_every_worker(world: Settings) -> None:
         ]
     for found in scrapes:
         assert value(found, "datafari_rag_requests_total", endpoint="search.select", method="GET", status="200") == 40
+
+
+STEPS = ("rewrite", "retrieve", "assemble", "pack", "generate", "cite")
+
+
+def test_each_step_of_an_answer_is_timed_in_server_timing_and_metrics(client: FlaskClient) -> None:
+    before = samples(client.get("/metrics").get_data(as_text=True))
+    answer = client.post(f"{API}/ai/rag", json={"query": "How many days of paid leave do I get?"})
+    assert answer.get_json()["status"] == "OK"
+    timing = dict(part.split(";dur=") for part in answer.headers["Server-Timing"].split(", "))
+    assert tuple(timing) == STEPS  # the steps of a search's answer, in the order they ran
+    assert all(float(ms) >= 0 for ms in timing.values()) and float(timing["retrieve"]) > 0
+    after = samples(client.get("/metrics").get_data(as_text=True))
+    for step in STEPS:
+        counted = "datafari_rag_pipeline_step_seconds_count"
+        assert value(after, counted, step=step) == value(before, counted, step=step) + 1, step
