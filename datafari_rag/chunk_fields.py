@@ -1,6 +1,7 @@
-"""The chunk documents' field names, from ``solr_config/chunk_fields.json``: the one list that
-FileShare's chunk-and-embed processor (Java, which writes the chunks) and the sidecar (which
-reads, repairs and deletes them) both read, so neither keeps its own copy."""
+"""The chunk documents' field names, from ``chunk_fields.json`` beside this module (package data,
+and copied into the Solr plugin's jar when it is built): the one list that FileShare's
+chunk-and-embed processor (Java, which writes the chunks) and the sidecar (which reads, repairs and
+deletes them) both read, so neither keeps its own copy."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-SPEC_FILE = Path(__file__).resolve().parent.parent / "solr_config" / "chunk_fields.json"
+SPEC_FILE = Path(__file__).resolve().parent / "chunk_fields.json"
 _SPEC: dict[str, Any] = json.loads(SPEC_FILE.read_text(encoding="utf-8"))
 
 PARENT: str = _SPEC["parent"]  # the parent's id

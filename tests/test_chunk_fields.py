@@ -1,5 +1,6 @@
-"""The chunk documents' field names live in one file, ``solr_config/chunk_fields.json``, read by
-the Java processor that writes the chunks and by the sidecar that reads them: no copy elsewhere."""
+"""The chunk documents' field names live in one file, ``datafari_rag/chunk_fields.json`` (package
+data, copied into the plugin's jar at build), read by the Java processor that writes the chunks and
+by the sidecar that reads them: no copy elsewhere."""
 
 from __future__ import annotations
 

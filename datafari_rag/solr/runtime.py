@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..agent.onnx_model import PACKAGED, jar_path
+from ..chunk_fields import SPEC_FILE as CHUNK_FIELDS
 from ..config import Settings
-from ..paths import SOLR_CONFIG, SOLR_PLUGIN, SOLR_RUNTIME, var_dir
+from ..paths import SOLR_PLUGIN, SOLR_RUNTIME, var_dir
 from .admin import system_info
 from .client import SolrClient, SolrError
 from .process import LIB, PidFile, RuntimeProblem, java_version
@@ -33,12 +34,12 @@ def _sources_digest() -> str:
     files = [
         SOLR_RUNTIME / "pom.xml",
         SOLR_PLUGIN / "pom.xml",
-        SOLR_CONFIG / "chunk_fields.json",  # inside the plugin's jar
+        CHUNK_FIELDS,  # inside the plugin's jar
         *sorted((SOLR_PLUGIN / "src").rglob("*.java")),
         *sorted(f for f in (SOLR_PLUGIN / "src" / "main" / "resources").rglob("*") if f.is_file()),
     ]
     for file in files:
-        digest.update(file.relative_to(SOLR_RUNTIME.parent).as_posix().encode())
+        digest.update(file.relative_to(SOLR_RUNTIME.parent.parent).as_posix().encode())
         digest.update(file.read_bytes())
     return digest.hexdigest()
 
