@@ -3,8 +3,8 @@ package datafari.rag.solr;
 import com.carrotsearch.randomizedtesting.ThreadFilter;
 
 /**
- * The JDK HTTP client langchain4j's models use keeps a selector thread until it is collected: not
- * a leak of the code under test.
+ * The JDK HTTP client langchain4j's models use keeps a selector thread until it is collected: not a
+ * leak of the code under test.
  */
 public class HttpClientThreads implements ThreadFilter {
   @Override

@@ -14,10 +14,10 @@ import java.util.List;
 /**
  * A document's language when its writer sent none, with the rules of the sidecar's detection
  * ({@code datafari_rag/text/language.py}): the first {@code sampleChars} characters are read; a
- * guess below {@code minConfidence}, or on fewer than {@code minLetters} letters, gives no
- * language rather than a wrong one (a wrong {@code fr} would analyse English text with the French
- * chain). The detector is Optimaize's (the one Apache Tika ships), its profiles inside its jar;
- * built once per JVM, it is thread-safe.
+ * guess below {@code minConfidence}, or on fewer than {@code minLetters} letters, gives no language
+ * rather than a wrong one (a wrong {@code fr} would analyse English text with the French chain).
+ * The detector is Optimaize's (the one Apache Tika ships), its profiles inside its jar; built once
+ * per JVM, it is thread-safe.
  */
 public final class LanguageDetection {
   private final int sampleChars;

@@ -21,10 +21,10 @@ import org.apache.solr.update.processor.UpdateRequestProcessorFactory;
  * FileShare's language step, for every writer (ManifoldCF's Solr output, an admin's curl, the
  * sidecar): a document sent without {@code language} gets the one detected in its text ({@link
  * LanguageDetection}), and a French document — detected or declared — gets its French-analysed
- * copies ({@code content_fr} from the text, {@code title_fr} from the title; every text is
- * analysed as English by the schema's copy fields). Placed before the distributed processor, as
- * Solr places its own language identifiers, so that replicas and the chunk processor see the
- * fields. An atomic update that does not set the text in plain is left as it is.
+ * copies ({@code content_fr} from the text, {@code title_fr} from the title; every text is analysed
+ * as English by the schema's copy fields). Placed before the distributed processor, as Solr places
+ * its own language identifiers, so that replicas and the chunk processor see the fields. An atomic
+ * update that does not set the text in plain is left as it is.
  */
 public class LanguageUpdateProcessorFactory extends UpdateRequestProcessorFactory {
   private String textField;

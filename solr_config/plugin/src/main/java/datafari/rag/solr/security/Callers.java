@@ -23,8 +23,10 @@ final class Callers {
     this.trustWithoutAuthentication = trustWithoutAuthentication;
   }
 
-  /** From a plugin's configuration: {@code trustedPrincipals} (comma-separated) and {@code
-   * trustWithoutAuthentication}. */
+  /**
+   * From a plugin's configuration: {@code trustedPrincipals} (comma-separated) and {@code
+   * trustWithoutAuthentication}.
+   */
   static Callers of(SolrParams params) {
     Set<String> names =
         Arrays.stream(params.get("trustedPrincipals", "").split(","))

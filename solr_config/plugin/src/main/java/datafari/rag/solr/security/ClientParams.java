@@ -18,16 +18,16 @@ import org.apache.solr.search.QueryParsing;
 /**
  * The parameters a client other than the service account may have Solr run on a secured search
  * handler, each with the forms it may take, judged on what Solr will execute: the request's final
- * parameters, after macro expansion, the handler's defaults and appends, and a query's own
- * escapes. Everything that could evaluate a query outside the user's filtered documents — other
- * query parsers ({@code join}, {@code graph}, {@code frange}, {@code _query_}, functions),
- * transformers ({@code [subquery]}, {@code [child]}, {@code [explain]}), {@code expand}, {@code
- * terms}, {@code debug}, {@code json.facet}, MoreLikeThis, spellcheck, stats, grouping, {@code
- * shards}, macros — is not on the list, and the six ACL fields may not be named anywhere. A query
- * ({@code q}, {@code fq}, {@code facet.query}, {@code hl.q}) is parsed and walked by {@link
- * QueryJudge}. The grammar is the one DatafariUI uses: an edismax or lucene {@code q}, {@code fq}
- * with {@code {!tag}}, facets with {@code {!ex}}/{@code {!key}} and a {@code mincount} of at least
- * 1, highlighting and sorting on plain fields, bounded paging.
+ * parameters, after macro expansion, the handler's defaults and appends, and a query's own escapes.
+ * Everything that could evaluate a query outside the user's filtered documents — other query
+ * parsers ({@code join}, {@code graph}, {@code frange}, {@code _query_}, functions), transformers
+ * ({@code [subquery]}, {@code [child]}, {@code [explain]}), {@code expand}, {@code terms}, {@code
+ * debug}, {@code json.facet}, MoreLikeThis, spellcheck, stats, grouping, {@code shards}, macros —
+ * is not on the list, and the six ACL fields may not be named anywhere. A query ({@code q}, {@code
+ * fq}, {@code facet.query}, {@code hl.q}) is parsed and walked by {@link QueryJudge}. The grammar
+ * is the one DatafariUI uses: an edismax or lucene {@code q}, {@code fq} with {@code {!tag}},
+ * facets with {@code {!ex}}/{@code {!key}} and a {@code mincount} of at least 1, highlighting and
+ * sorting on plain fields, bounded paging.
  *
  * <p>The sidecar hands a user's own parameters to the same rules as {@code client.<name>} ({@link
  * SecureSearchComponent}); Solr's distributed search forwards a request to each shard as the same
@@ -36,8 +36,11 @@ import org.apache.solr.search.QueryParsing;
  */
 final class ClientParams {
   static final Pattern ACL_FIELD = Pattern.compile("(allow|deny)_token_", Pattern.CASE_INSENSITIVE);
+
   /** One name or several, comma-separated: tags, facet keys, exclusions. */
-  static final Pattern NAMES = Pattern.compile("[A-Za-z0-9_\\-.]{1,100}(,[A-Za-z0-9_\\-.]{1,100})*");
+  static final Pattern NAMES =
+      Pattern.compile("[A-Za-z0-9_\\-.]{1,100}(,[A-Za-z0-9_\\-.]{1,100})*");
+
   static final String MACRO = "${";
   private static final Pattern FIELD = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_\\-.]{1,100}");
@@ -46,11 +49,17 @@ final class ClientParams {
   private static final Pattern REFINE_TERMS = Pattern.compile("^[A-Za-z0-9_\\-.]{1,100}__terms$");
   private static final Pattern SORT = Pattern.compile("^([A-Za-z_][A-Za-z0-9_]*)\\s+(asc|desc)$");
   private static final Pattern DATE_MATH = Pattern.compile("^[0-9A-Za-z:.+\\-/*]{1,100}$");
-  private static final Pattern FIELD_BOOST = Pattern.compile("^([A-Za-z_][A-Za-z0-9_]*)(\\^[0-9.]+)?$");
+  private static final Pattern FIELD_BOOST =
+      Pattern.compile("^([A-Za-z_][A-Za-z0-9_]*)(\\^[0-9.]+)?$");
   private static final Pattern MIN_MATCH = Pattern.compile("^[0-9%<>\\- ]{1,50}$");
-  private static final Pattern QUERY_VECTOR = Pattern.compile("^[0-9a-f]{16}:[0-9eE.,+\\-]{1,65536}$");
-  /** A cursor: {@code *} or the Base64 totem Solr hands out (sort values of a readable document). */
+  private static final Pattern QUERY_VECTOR =
+      Pattern.compile("^[0-9a-f]{16}:[0-9eE.,+\\-]{1,65536}$");
+
+  /**
+   * A cursor: {@code *} or the Base64 totem Solr hands out (sort values of a readable document).
+   */
   private static final Pattern CURSOR = Pattern.compile("^(\\*|[A-Za-z0-9+/=_\\-]{1,4096})$");
+
   private static final Pattern SHARD_URLS = Pattern.compile("^[A-Za-z0-9:/._\\-|]{1,4096}$");
   private static final Pattern REQUEST_ID = Pattern.compile("^[A-Za-z0-9_\\-.:]{1,300}$");
   private static final Pattern STATE_VERSIONS = Pattern.compile("^[A-Za-z0-9_\\-.:|]{1,4096}$");
@@ -58,31 +67,47 @@ final class ClientParams {
   private static final Pattern VERSION = Pattern.compile("^[0-9.]{1,10}$");
   private static final Pattern CACHE_BUSTER = Pattern.compile("^[A-Za-z0-9_\\-.]{1,100}$");
   private static final Pattern CONTROL = Pattern.compile("\\p{Cntrl}");
-  /** Separators of field lists, compiled once ({@code String.split} would compile them per call). */
+
+  /**
+   * Separators of field lists, compiled once ({@code String.split} would compile them per call).
+   */
   static final Pattern COMMAS_OR_SPACES = Pattern.compile("[,\\s]+");
+
   private static final Pattern SPACES = Pattern.compile("\\s+");
   private static final int MAX_QUERY = 10_000;
   private static final int MAX_REPEATS = 100;
 
-  /** One rule: checks a value of the named parameter of a request, or throws a 400 that says why. */
+  /**
+   * One rule: checks a value of the named parameter of a request, or throws a 400 that says why.
+   */
   @FunctionalInterface
   interface Rule {
     void check(String name, String value, SolrQueryRequest req);
   }
 
   private static final Rule BOOL = choice("true", "false", "on", "off");
+
   /** {@code q}: parsed by the request's {@code defType}, no local parameters. */
   private static final Rule MAIN_QUERY =
       (name, value, req) -> {
         length(name, value, MAX_QUERY);
-        QueryJudge.judgeMain(name, value, req.getParams().get(QueryParsing.DEFTYPE, QParserPlugin.DEFAULT_QTYPE), req);
+        QueryJudge.judgeMain(
+            name,
+            value,
+            req.getParams().get(QueryParsing.DEFTYPE, QParserPlugin.DEFAULT_QTYPE),
+            req);
       };
-  /** {@code hl.q}: parsed as the highlighter parses it ({@code hl.qparser}, else {@code defType}). */
+
+  /**
+   * {@code hl.q}: parsed as the highlighter parses it ({@code hl.qparser}, else {@code defType}).
+   */
   private static final Rule HIGHLIGHT_QUERY =
       (name, value, req) -> {
         SolrParams params = req.getParams();
-        query(name, value, params.get("hl.qparser", params.get(QueryParsing.DEFTYPE)), Set.of(), req);
+        query(
+            name, value, params.get("hl.qparser", params.get(QueryParsing.DEFTYPE)), Set.of(), req);
       };
+
   private static final Rule FIELD_RULE = (name, value, req) -> field(name, value);
   private static final Rule FIELDS =
       (name, value, req) -> {
@@ -104,7 +129,10 @@ final class ClientParams {
           }
         }
       };
-  /** Text that is never parsed (the ids a shard returns, the terms a facet refines, a user's name). */
+
+  /**
+   * Text that is never parsed (the ids a shard returns, the terms a facet refines, a user's name).
+   */
   private static Rule text(int max) {
     return (name, value, req) -> {
       length(name, value, max);
@@ -114,8 +142,10 @@ final class ClientParams {
     };
   }
 
-  /** The parameter names a client may send, each with its rule; {@code f.<field>.<option>}
-   * takes the option's rule with a plain, non-ACL field. */
+  /**
+   * The parameter names a client may send, each with its rule; {@code f.<field>.<option>} takes the
+   * option's rule with a plain, non-ACL field.
+   */
   static final Map<String, Rule> RULES =
       Map.ofEntries(
           // the query
@@ -131,8 +161,12 @@ final class ClientParams {
           Map.entry("qs", number(0, 100)),
           Map.entry("sow", BOOL),
           Map.entry("lowercaseOperators", BOOL),
-          Map.entry("fq", (name, value, req) -> query(name, value, QParserPlugin.DEFAULT_QTYPE, Set.of("tag"), req)),
-          // the text-to-vector handler (its q dereferences these; the text is embedded, never parsed)
+          Map.entry(
+              "fq",
+              (name, value, req) ->
+                  query(name, value, QParserPlugin.DEFAULT_QTYPE, Set.of("tag"), req)),
+          // the text-to-vector handler (its q dereferences these; the text is embedded, never
+          // parsed)
           Map.entry("queryrag", text(MAX_QUERY)),
           Map.entry("topK", number(1, 1000)),
           Map.entry("efSearch", number(1, 1000)),
@@ -147,10 +181,15 @@ final class ClientParams {
           Map.entry("timeAllowed", number(-1, 600_000)),
           // facets counted over the user's documents only, values of readable documents only
           Map.entry("facet", BOOL),
-          Map.entry("facet.field", (name, value, req) -> facetTarget(name, value, Set.of("ex", "key", "terms"))),
-          Map.entry("facet.range", (name, value, req) -> facetTarget(name, value, Set.of("ex", "key"))),
           Map.entry(
-              "facet.query", (name, value, req) -> query(name, value, QParserPlugin.DEFAULT_QTYPE, Set.of("ex", "key"), req)),
+              "facet.field",
+              (name, value, req) -> facetTarget(name, value, Set.of("ex", "key", "terms"))),
+          Map.entry(
+              "facet.range", (name, value, req) -> facetTarget(name, value, Set.of("ex", "key"))),
+          Map.entry(
+              "facet.query",
+              (name, value, req) ->
+                  query(name, value, QParserPlugin.DEFAULT_QTYPE, Set.of("ex", "key"), req)),
           Map.entry("facet.mincount", number(1, Integer.MAX_VALUE)),
           Map.entry("facet.limit", number(-1, 10_000)),
           Map.entry("facet.offset", number(0, 1_000_000)),
@@ -160,7 +199,8 @@ final class ClientParams {
           Map.entry("facet.prefix", (name, value, req) -> plainText(name, value, 200)),
           Map.entry("facet.overrequest.ratio", number(0, 100)),
           Map.entry("facet.overrequest.count", number(0, 10_000)),
-          Map.entry("facet.range.start", pattern(DATE_MATH, "must be a date, a number or date math")),
+          Map.entry(
+              "facet.range.start", pattern(DATE_MATH, "must be a date, a number or date math")),
           Map.entry("facet.range.end", pattern(DATE_MATH, "must be a date, a number or date math")),
           Map.entry("facet.range.gap", pattern(DATE_MATH, "must be a date, a number or date math")),
           Map.entry("facet.range.hardened", BOOL),
@@ -184,7 +224,8 @@ final class ClientParams {
           Map.entry("hl.highlightMultiTerm", BOOL),
           Map.entry("hl.defaultSummary", BOOL),
           Map.entry("hl.maxAnalyzedChars", number(0, 10_000_000)),
-          Map.entry("hl.bs.type", choice("SEPARATOR", "SENTENCE", "WORD", "CHARACTER", "LINE", "WHOLE")),
+          Map.entry(
+              "hl.bs.type", choice("SEPARATOR", "SENTENCE", "WORD", "CHARACTER", "LINE", "WHOLE")),
           // the response's form
           Map.entry("wt", choice("json", "xml", "javabin")),
           Map.entry("version", pattern(VERSION, "must be a version number")),
@@ -204,24 +245,39 @@ final class ClientParams {
           Map.entry("shards.tolerant", BOOL),
           Map.entry("fsv", BOOL),
           Map.entry("NOW", number(0, Long.MAX_VALUE)),
-          Map.entry("TZ", pattern(Pattern.compile("^[A-Za-z0-9_/+\\-:]{1,50}$"), "must be a time zone")),
+          Map.entry(
+              "TZ", pattern(Pattern.compile("^[A-Za-z0-9_/+\\-:]{1,50}$"), "must be a time zone")),
           Map.entry("rid", pattern(REQUEST_ID, "must be a request id as Solr makes them")),
           Map.entry("_stateVer_", pattern(STATE_VERSIONS, "must be collection:version pairs")),
           Map.entry("_route_", pattern(ROUTE, "must be a routing key")),
           Map.entry("distrib.singlePass", BOOL),
           // the query's vector, made by the node the client called (a text's key, then numbers)
-          Map.entry("queryVector", pattern(QUERY_VECTOR, "must be a query text's key and its vector")),
+          Map.entry(
+              "queryVector", pattern(QUERY_VECTOR, "must be a query text's key and its vector")),
           // the ids a shard returns the fields of: only those the user may read (the guard checks)
           Map.entry("ids", text(100_000)));
 
   /** The parameters whose values add up (several filters, several facets); others take one. */
   static final Set<String> REPEATABLE = Set.of("fq", "facet.field", "facet.query", "facet.range");
+
   /** What only Solr itself or the service account speaks of: never handed over as a user's. */
   private static final Set<String> NOT_HANDED_OVER =
       Set.of(
-          "ids", "distrib", "isShard", "shard.url", "shards.purpose", "shards.tolerant", "fsv", "NOW", "rid",
-          "_stateVer_", "_route_", "distrib.singlePass", "queryVector",
-          ManifoldCFSecurityQParserPlugin.USER_PARAM, ManifoldCFSecurityQParserPlugin.GROUP_PARAM);
+          "ids",
+          "distrib",
+          "isShard",
+          "shard.url",
+          "shards.purpose",
+          "shards.tolerant",
+          "fsv",
+          "NOW",
+          "rid",
+          "_stateVer_",
+          "_route_",
+          "distrib.singlePass",
+          "queryVector",
+          ManifoldCFSecurityQParserPlugin.USER_PARAM,
+          ManifoldCFSecurityQParserPlugin.GROUP_PARAM);
 
   private ClientParams() {}
 
@@ -247,10 +303,10 @@ final class ClientParams {
   }
 
   /**
-   * Checks every parameter Solr will read for this request; a value equal to one the handler
-   * itself configures (a default, an append, an invariant — forwarded by Solr to each shard) is
-   * accepted as it is, and so is {@code qt} naming the handler itself (Solr sends it to the shards
-   * of a handler other than /select). Returns the client's own (name, value) pairs.
+   * Checks every parameter Solr will read for this request; a value equal to one the handler itself
+   * configures (a default, an append, an invariant — forwarded by Solr to each shard) is accepted
+   * as it is, and so is {@code qt} naming the handler itself (Solr sends it to the shards of a
+   * handler other than /select). Returns the client's own (name, value) pairs.
    */
   static List<Map.Entry<String, String>> check(
       SolrQueryRequest req, Set<Map.Entry<String, String>> configured, String path) {
@@ -263,7 +319,8 @@ final class ClientParams {
         continue;
       }
       for (String value : values) {
-        if (!configured.contains(Map.entry(name, value)) && !(name.equals("qt") && value.equals(path))) {
+        if (!configured.contains(Map.entry(name, value))
+            && !(name.equals("qt") && value.equals(path))) {
           own.add(Map.entry(name, value));
         }
       }
@@ -314,7 +371,9 @@ final class ClientParams {
     }
   }
 
-  /** The field facets of a request (their targets), which must count with a mincount of 1 at least. */
+  /**
+   * The field facets of a request (their targets), which must count with a mincount of 1 at least.
+   */
   static List<String> fieldFacets(String[] values) {
     List<String> fields = new ArrayList<>();
     if (values != null) {
@@ -325,10 +384,13 @@ final class ClientParams {
     return fields;
   }
 
-  /** Whether the service account may hand this parameter over as a user's ({@code client.<name>}). */
+  /**
+   * Whether the service account may hand this parameter over as a user's ({@code client.<name>}).
+   */
   static void handedOver(String name) {
     if (NOT_HANDED_OVER.contains(name) || REFINE_TERMS.matcher(name).matches()) {
-      throw refused("client." + name, "names a parameter that is Solr's or the service account's own");
+      throw refused(
+          "client." + name, "names a parameter that is Solr's or the service account's own");
     }
   }
 
@@ -338,7 +400,8 @@ final class ClientParams {
       return rule;
     }
     if (REFINE_TERMS.matcher(name).matches()) {
-      return text(100_000); // the terms a shard is asked to count for a facet: counted under the filter
+      return text(
+          100_000); // the terms a shard is asked to count for a facet: counted under the filter
     }
     Matcher perField = PER_FIELD.matcher(name);
     if (perField.matches()) {
@@ -358,8 +421,8 @@ final class ClientParams {
   }
 
   /**
-   * {@code {!k=v …}field}: only the keys {@code allowed}, each with plain names ({@code terms}
-   * only as {@code $<facet>__terms}, the parameter Solr's facet refinement names), then a field.
+   * {@code {!k=v …}field}: only the keys {@code allowed}, each with plain names ({@code terms} only
+   * as {@code $<facet>__terms}, the parameter Solr's facet refinement names), then a field.
    */
   private static void facetTarget(String name, String value, Set<String> allowed) {
     Matcher found = LOCAL.matcher(value);
@@ -375,7 +438,11 @@ final class ClientParams {
                     ? val.startsWith("$") && REFINE_TERMS.matcher(val.substring(1)).matches()
                     : NAMES.matcher(val).matches());
         if (!ok) {
-          throw refused(name, "accepts only the local parameters " + String.join(", ", allowed) + " with plain names");
+          throw refused(
+              name,
+              "accepts only the local parameters "
+                  + String.join(", ", allowed)
+                  + " with plain names");
         }
       }
       rest = found.group(2);
@@ -384,7 +451,8 @@ final class ClientParams {
   }
 
   /** A query, judged as Solr will parse and run it ({@link QueryJudge}). */
-  private static void query(String name, String value, String type, Set<String> localKeys, SolrQueryRequest req) {
+  private static void query(
+      String name, String value, String type, Set<String> localKeys, SolrQueryRequest req) {
     length(name, value, MAX_QUERY);
     QueryJudge.judge(name, value, type, localKeys, req);
   }
@@ -402,7 +470,10 @@ final class ClientParams {
     }
   }
 
-  /** A plain field name, not an ACL field (in a query, {@link QueryJudge} also refuses internal ones). */
+  /**
+   * A plain field name, not an ACL field (in a query, {@link QueryJudge} also refuses internal
+   * ones).
+   */
   static void field(String name, String value) {
     if (!FIELD.matcher(value).matches()) {
       throw refused(name, "must name a field (" + value + " is not a plain field name)");
@@ -428,7 +499,9 @@ final class ClientParams {
     }
   }
 
-  /** {@code fl}: plain fields (optionally renamed {@code alias:field}), {@code score}, {@code *}. */
+  /**
+   * {@code fl}: plain fields (optionally renamed {@code alias:field}), {@code score}, {@code *}.
+   */
   private static void returnFields(String name, String value, SolrQueryRequest req) {
     for (String one : COMMAS_OR_SPACES.split(value)) {
       if (one.isEmpty() || one.equals("*") || one.equals("score")) {
@@ -480,7 +553,11 @@ final class ClientParams {
   static SolrException refused(String name, String why) {
     return new SolrException(
         ErrorCode.BAD_REQUEST,
-        "'" + name + "' " + why + " (this handler filters every search by the user's access; "
+        "'"
+            + name
+            + "' "
+            + why
+            + " (this handler filters every search by the user's access; "
             + "see the product's docs/security.md)");
   }
 }

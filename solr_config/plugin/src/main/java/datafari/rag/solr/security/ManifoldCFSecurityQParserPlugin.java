@@ -19,14 +19,14 @@ import org.apache.lucene.search.Query;
 import org.apache.lucene.search.TermInSetQuery;
 import org.apache.lucene.search.TermQuery;
 import org.apache.lucene.util.BytesRef;
+import org.apache.lucene.util.ResourceLoader;
+import org.apache.lucene.util.ResourceLoaderAware;
 import org.apache.solr.common.params.SolrParams;
 import org.apache.solr.common.util.NamedList;
 import org.apache.solr.common.util.Utils;
 import org.apache.solr.request.SolrQueryRequest;
 import org.apache.solr.search.QParser;
 import org.apache.solr.search.QParserPlugin;
-import org.apache.lucene.util.ResourceLoader;
-import org.apache.lucene.util.ResourceLoaderAware;
 
 /**
  * {@code {!manifoldCFSecurity}}: ManifoldCF's document-level security as a filter Solr applies
@@ -34,7 +34,9 @@ import org.apache.lucene.util.ResourceLoaderAware;
  * fq}, so no client can remove it. A user holding tokens T may read a document when, at each level
  * L (share, parent, document):
  *
- * <pre>((allow_L = __nosecurity__ AND deny_L = __nosecurity__) OR allow_L ∩ T ≠ ∅) AND deny_L ∩ T = ∅</pre>
+ * <pre>
+ * ((allow_L = __nosecurity__ AND deny_L = __nosecurity__) OR allow_L ∩ T ≠ ∅) AND deny_L ∩ T = ∅
+ * </pre>
  *
  * <p>Who the user is: a request authenticated to Solr as one of {@code trustedPrincipals} (the
  * sidecar's service account) names the user in {@code AuthenticatedUserName}; any other
@@ -46,8 +48,10 @@ import org.apache.lucene.util.ResourceLoaderAware;
 public class ManifoldCFSecurityQParserPlugin extends QParserPlugin implements ResourceLoaderAware {
   public static final String NAME = "manifoldCFSecurity";
   public static final String USER_PARAM = "AuthenticatedUserName";
+
   /** Repeatable: the user's groups, from the sidecar's identity (a JWT claim, a header). */
   public static final String GROUP_PARAM = "AuthenticatedUserGroup";
+
   static final String NO_SECURITY = "__nosecurity__";
   static final List<String> LEVELS = List.of("share", "parent", "document");
 

@@ -17,6 +17,7 @@ import org.apache.solr.handler.component.SearchComponent;
  */
 public class ParsedQueryComponent extends SearchComponent {
   public static final String NAME = "secureParsedQuery";
+
   /** The request context's key under which the door leaves the main query to this component. */
   static final String LEFT_TO_JUDGE = ParsedQueryComponent.class.getName() + ".q";
 

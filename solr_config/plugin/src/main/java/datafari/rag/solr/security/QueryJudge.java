@@ -68,10 +68,14 @@ import org.apache.solr.search.SyntaxError;
  * accepted value then differs from the judged one in nothing, since it found nothing to nest.
  */
 final class QueryJudge {
-  /** Admin-only parameters that add queries of their own to an edismax or dismax query: the
-   * judgement is of the client's text, and a client may not send these (see {@link ClientParams}). */
+  /**
+   * Admin-only parameters that add queries of their own to an edismax or dismax query: the
+   * judgement is of the client's text, and a client may not send these (see {@link ClientParams}).
+   */
   private static final Set<String> ADMIN_BOOSTS = Set.of("bq", "bf", "boost", "q.alt");
+
   private static final Set<String> MAGIC_FIELDS = Set.of("_query_", "_val_");
+
   /** Set in the request's context when {@link ParsedQueryComponent} will see Solr's main query. */
   static final String PARSED_LATER = QueryJudge.class.getName() + ".parsedLater";
 
@@ -87,13 +91,15 @@ final class QueryJudge {
     String type = defaultType == null ? QParserPlugin.DEFAULT_QTYPE : defaultType;
     String text = value;
     SolrParams local = null;
-    if (type.equals(QParserPlugin.DEFAULT_QTYPE) && value.startsWith(QueryParsing.LOCALPARAM_START)) {
+    if (type.equals(QParserPlugin.DEFAULT_QTYPE)
+        && value.startsWith(QueryParsing.LOCALPARAM_START)) {
       ModifiableSolrParams parsed = new ModifiableSolrParams();
       int end;
       try {
         end = QueryParsing.parseLocalParams(value, 0, parsed, req.getParams());
       } catch (SyntaxError e) {
-        throw ClientParams.refused(name, "has local parameters Solr cannot read: " + e.getMessage());
+        throw ClientParams.refused(
+            name, "has local parameters Solr cannot read: " + e.getMessage());
       }
       localParams(name, parsed, localKeys);
       text = value.substring(end);
@@ -133,7 +139,9 @@ final class QueryJudge {
     walk(name, query, schema);
   }
 
-  /** The local parameters Solr read (after its dereferencing): only {@code allowed}, plain names. */
+  /**
+   * The local parameters Solr read (after its dereferencing): only {@code allowed}, plain names.
+   */
   static void localParams(String name, SolrParams parsed, Set<String> allowed) {
     for (Iterator<String> keys = parsed.getParameterNamesIterator(); keys.hasNext(); ) {
       String key = keys.next();
@@ -148,14 +156,16 @@ final class QueryJudge {
       }
       for (String val : parsed.getParams(key)) {
         if (val == null || !ClientParams.NAMES.matcher(val).matches()) {
-          throw ClientParams.refused(name, "accepts only plain names in its local parameter '" + key + "'");
+          throw ClientParams.refused(
+              name, "accepts only plain names in its local parameter '" + key + "'");
         }
       }
     }
   }
 
   /** The query Solr's parser of {@code type} makes of {@code text}, nested parsers switched off. */
-  private static Query parse(String name, String text, String type, SolrParams local, SolrQueryRequest req) {
+  private static Query parse(
+      String name, String text, String type, SolrParams local, SolrQueryRequest req) {
     QParserPlugin plugin = req.getCore().getQueryPlugin(type);
     try {
       if (plugin != null && plugin.getClass() == LuceneQParserPlugin.class) {
@@ -188,15 +198,18 @@ final class QueryJudge {
       String message = String.valueOf(e.getMessage());
       for (String magic : MAGIC_FIELDS) {
         if (message.endsWith("undefined field " + magic)) {
-          throw ClientParams.refused(name, "may not hold nested queries or functions (" + magic + ")");
+          throw ClientParams.refused(
+              name, "may not hold nested queries or functions (" + magic + ")");
         }
       }
       throw ClientParams.refused(name, "is not a query Solr can run: " + message);
     } catch (RuntimeException e) {
-      throw ClientParams.refused(name, "is not a query Solr can parse (" + e.getClass().getSimpleName() + ")");
+      throw ClientParams.refused(
+          name, "is not a query Solr can parse (" + e.getClass().getSimpleName() + ")");
     }
     throw ClientParams.refused(
-        name, "is parsed by '" + type + "', which is not lucene, edismax or dismax: it cannot be judged");
+        name,
+        "is parsed by '" + type + "', which is not lucene, edismax or dismax: it cannot be judged");
   }
 
   /** edismax nests {@code _query_} only when {@code uf} names it; the door never lets it. */
@@ -209,7 +222,8 @@ final class QueryJudge {
       for (String one : value.strip().split("\\s+")) {
         int boost = one.indexOf('^');
         if ((boost < 0 ? one : one.substring(0, boost)).equals("_query_")) {
-          throw ClientParams.refused(name, "cannot be judged: this handler's uf lets queries nest (_query_)");
+          throw ClientParams.refused(
+              name, "cannot be judged: this handler's uf lets queries nest (_query_)");
         }
       }
     }
@@ -235,8 +249,10 @@ final class QueryJudge {
       // the same range, run on the index or on doc values as Lucene finds cheaper
       IndexOrDocValuesQuery either = (IndexOrDocValuesQuery) query;
       walk(name, either.getIndexQuery(), schema);
-      if (!fieldsOf(name, either.getIndexQuery()).containsAll(fieldsOf(name, either.getRandomAccessQuery()))) {
-        throw ClientParams.refused(name, "holds a query the door does not know (" + kind(query) + ")");
+      if (!fieldsOf(name, either.getIndexQuery())
+          .containsAll(fieldsOf(name, either.getRandomAccessQuery()))) {
+        throw ClientParams.refused(
+            name, "holds a query the door does not know (" + kind(query) + ")");
       }
     } else if (query instanceof FuzzyQuery) {
       throw ClientParams.refused(
@@ -246,12 +262,14 @@ final class QueryJudge {
     } else if (query.getClass() == SolrRangeQuery.class) {
       // Solr's range over a text field's terms: it reports no field to a visitor
       field(name, ((SolrRangeQuery) query).getField(), schema);
-    } else if (query.getClass() == MatchAllDocsQuery.class || query.getClass() == MatchNoDocsQuery.class) {
+    } else if (query.getClass() == MatchAllDocsQuery.class
+        || query.getClass() == MatchNoDocsQuery.class) {
       return;
     } else if (isLeaf(query)) {
       Set<String> fields = fieldsOf(name, query);
       if (fields.isEmpty()) {
-        throw ClientParams.refused(name, "holds a query the door cannot read the field of (" + kind(query) + ")");
+        throw ClientParams.refused(
+            name, "holds a query the door cannot read the field of (" + kind(query) + ")");
       }
       for (String field : fields) {
         field(name, field, schema);
@@ -305,14 +323,16 @@ final class QueryJudge {
           }
 
           @Override
-          public void consumeTermsMatching(Query query, String field, Supplier<ByteRunAutomaton> automaton) {
+          public void consumeTermsMatching(
+              Query query, String field, Supplier<ByteRunAutomaton> automaton) {
             fields.add(field);
           }
 
           @Override
           public QueryVisitor getSubVisitor(BooleanClause.Occur occur, Query parent) {
             if (parent != leaf) {
-              throw ClientParams.refused(name, "holds a query the door does not know (" + kind(parent) + ")");
+              throw ClientParams.refused(
+                  name, "holds a query the door does not know (" + kind(parent) + ")");
             }
             return this;
           }
@@ -320,7 +340,10 @@ final class QueryJudge {
     return fields;
   }
 
-  /** A field a client may search: in the schema, indexed or with doc values, not internal, not the ACL's. */
+  /**
+   * A field a client may search: in the schema, indexed or with doc values, not internal, not the
+   * ACL's.
+   */
   static void field(String name, String field, IndexSchema schema) {
     if (MAGIC_FIELDS.contains(field)) {
       throw ClientParams.refused(name, "may not hold nested queries or functions (" + field + ")");
@@ -339,7 +362,10 @@ final class QueryJudge {
     return (simple.isEmpty() ? query.getClass().getName() : simple) + " query";
   }
 
-  /** {@code params} without some names: what the parser reads of the request, less the admin's boosts. */
+  /**
+   * {@code params} without some names: what the parser reads of the request, less the admin's
+   * boosts.
+   */
   private static final class Without extends SolrParams {
     private final SolrParams params;
     private final Set<String> hidden;

@@ -38,8 +38,8 @@ import org.apache.solr.search.SolrIndexSearcher;
  *   <li>What Solr will run is judged, not the text that was sent: the request's final parameters
  *       (after macro expansion and the handler's defaults and appends) are held to {@link
  *       ClientParams}, each query parsed as Solr will parse it and walked ({@link QueryJudge}); a
- *       macro anywhere in what the client sent, a request body and a {@code json} parameter
- *       (Solr's JSON request API, which brings parameters of its own) are refused.
+ *       macro anywhere in what the client sent, a request body and a {@code json} parameter (Solr's
+ *       JSON request API, which brings parameters of its own) are refused.
  *   <li>The service account hands its users' own parameters to the same rules as {@code
  *       client.<name>}, so the sidecar's searches and direct clients' are judged alike.
  *   <li>Field facets count with a {@code mincount} of 1 at least (Solr's default of 0 would list
@@ -55,11 +55,15 @@ import org.apache.solr.search.SolrIndexSearcher;
  */
 public class SecureSearchComponent extends SearchComponent {
   public static final String NAME = "secureSearch";
+
   /** The prefix under which the service account hands over a user's own parameters. */
   public static final String CLIENT = "client.";
 
   private Callers callers = new Callers(Set.of(), false);
-  /** Each handler's configured values, read once: a reload makes new handlers and a new component. */
+
+  /**
+   * Each handler's configured values, read once: a reload makes new handlers and a new component.
+   */
   private final Map<SolrRequestHandler, Configured> configuredBy = new ConcurrentHashMap<>();
 
   @Override
@@ -86,7 +90,8 @@ public class SecureSearchComponent extends SearchComponent {
               + "send the search's parameters in the URL or as a form");
     }
     if (req.getJSON() != null) {
-      throw ClientParams.refused("json", "is not accepted from a client other than the service account");
+      throw ClientParams.refused(
+          "json", "is not accepted from a client other than the service account");
     }
     // Solr has expanded the client's macros into the final parameters already: refused at the
     // source, whatever they expand to, then every final value is judged as Solr will run it
@@ -95,15 +100,18 @@ public class SecureSearchComponent extends SearchComponent {
     fixedBy(configured, req.getOriginalParams());
     ClientParams.check(req, configured.all(), req.getPath());
     SolrParams params = req.getParams();
-    restrict(req, ClientParams.fieldFacets(params.getParams("facet.field")), params.getParams("fl") != null);
+    restrict(
+        req,
+        ClientParams.fieldFacets(params.getParams("facet.field")),
+        params.getParams("fl") != null);
   }
 
   /**
-   * The service account hands a user's own parameters over as {@code client.<name>}: each is
-   * judged exactly as a direct client's {@code <name>} would be (in the request as it will run,
-   * the service account's own parameters included), then becomes {@code <name>}, added to its
-   * values for filters and facets, replacing it otherwise. So the sidecar's users and Solr's
-   * direct clients are held to one rule.
+   * The service account hands a user's own parameters over as {@code client.<name>}: each is judged
+   * exactly as a direct client's {@code <name>} would be (in the request as it will run, the
+   * service account's own parameters included), then becomes {@code <name>}, added to its values
+   * for filters and facets, replacing it otherwise. So the sidecar's users and Solr's direct
+   * clients are held to one rule.
    */
   private void handOver(SolrQueryRequest req) {
     SolrParams params = req.getParams();
@@ -154,8 +162,8 @@ public class SecureSearchComponent extends SearchComponent {
 
   /**
    * A client's field facets count with a mincount of 1 at least (Solr's default of 0 would list
-   * values found only in unreadable documents), and its {@code fl=*} is the stored fields less
-   * the ACL's.
+   * values found only in unreadable documents), and its {@code fl=*} is the stored fields less the
+   * ACL's.
    */
   private static void restrict(SolrQueryRequest req, List<String> fieldFacets, boolean expandFl) {
     SolrParams sent = req.getParams();
@@ -205,7 +213,10 @@ public class SecureSearchComponent extends SearchComponent {
     req.setParams(params);
   }
 
-  /** A value the client sent for a parameter the handler fixes would be silently replaced: said instead. */
+  /**
+   * A value the client sent for a parameter the handler fixes would be silently replaced: said
+   * instead.
+   */
   private static void fixedBy(Configured configured, SolrParams sent) {
     for (String name : configured.invariants()) {
       String[] values = sent.getParams(name);
@@ -221,7 +232,9 @@ public class SecureSearchComponent extends SearchComponent {
   private Configured configured(SolrQueryRequest req) {
     String path = req.getPath();
     SolrRequestHandler handler = path == null ? null : req.getCore().getRequestHandler(path);
-    return handler == null ? Configured.NONE : configuredBy.computeIfAbsent(handler, Configured::of);
+    return handler == null
+        ? Configured.NONE
+        : configuredBy.computeIfAbsent(handler, Configured::of);
   }
 
   /** A handler's own values: every (name, value) it configures, and the names it fixes. */
@@ -231,12 +244,16 @@ public class SecureSearchComponent extends SearchComponent {
     static Configured of(SolrRequestHandler handler) {
       Set<Map.Entry<String, String>> pairs = new HashSet<>();
       Set<String> fixed = new HashSet<>();
-      NamedList<?> init = handler instanceof RequestHandlerBase ? ((RequestHandlerBase) handler).getInitArgs() : null;
+      NamedList<?> init =
+          handler instanceof RequestHandlerBase
+              ? ((RequestHandlerBase) handler).getInitArgs()
+              : null;
       for (String section : List.of("defaults", "appends", "invariants")) {
         Object list = init == null ? null : init.get(section);
         if (list instanceof NamedList) {
           SolrParams values = ((NamedList<?>) list).toSolrParams();
-          values.getParameterNamesIterator()
+          values
+              .getParameterNamesIterator()
               .forEachRemaining(
                   name -> {
                     for (String value : values.getParams(name)) {

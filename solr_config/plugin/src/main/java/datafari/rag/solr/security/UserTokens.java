@@ -20,10 +20,10 @@ import org.apache.solr.common.SolrException.ErrorCode;
 
 /**
  * The access tokens of a user: from a ManifoldCF authority service ({@code GET
- * {base}/UserACLs?username=…}), or from a local mapping ({@code {"users": {"alice": ["hr"]}}})
- * when no service is configured. Fail closed: a reply that cannot be trusted (an unreachable
- * authority, an unknown line, no status line, an error status, a redirect, a timeout) refuses the
- * search instead of guessing. Good answers are cached, bounded in size and age.
+ * {base}/UserACLs?username=…}), or from a local mapping ({@code {"users": {"alice": ["hr"]}}}) when
+ * no service is configured. Fail closed: a reply that cannot be trusted (an unreachable authority,
+ * an unknown line, no status line, an error status, a redirect, a timeout) refuses the search
+ * instead of guessing. Good answers are cached, bounded in size and age.
  */
 final class UserTokens {
   private static final List<String> STATUS_LINES =

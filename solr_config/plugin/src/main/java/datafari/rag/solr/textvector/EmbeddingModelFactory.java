@@ -62,8 +62,8 @@ final class EmbeddingModelFactory {
   }
 
   /**
-   * An in-process model: with {@code onnxFile}, {@code tokenizerFile} and {@code pooling} (files
-   * of the model class's jar), a session of one thread per text on an executor of {@code threads}
+   * An in-process model: with {@code onnxFile}, {@code tokenizerFile} and {@code pooling} (files of
+   * the model class's jar), a session of one thread per text on an executor of {@code threads}
    * threads, and one of {@code queryThreads} threads for a text embedded alone when above 1 ({@link
    * OneThreadPerTextModel}); else the class's constructor, with a bounded executor when {@code
    * threads} is set.
@@ -74,8 +74,13 @@ final class EmbeddingModelFactory {
     for (String name : given.keySet()) {
       if (!IN_PROCESS_PARAMS.contains(name)) {
         throw new ModelStoreException(
-            "Parameter '" + name + "' is not supported by " + modelClass.getName()
-                + " (an in-process model takes only " + IN_PROCESS_PARAMS + ")",
+            "Parameter '"
+                + name
+                + "' is not supported by "
+                + modelClass.getName()
+                + " (an in-process model takes only "
+                + IN_PROCESS_PARAMS
+                + ")",
             null);
       }
     }

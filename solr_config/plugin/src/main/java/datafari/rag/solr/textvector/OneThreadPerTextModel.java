@@ -18,17 +18,17 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * An in-process ONNX embedding model whose session computes each text on one thread, the
- * executor carrying the parallelism (one text per thread). langchain4j's packaged models build
- * their session with onnxruntime's defaults (one intra-op thread per core), so an executor of
- * {@code threads} threads runs {@code threads} times as many compute threads as there are cores,
- * and indexing slowed to 0.61 of the same model in Python. The ONNX file and the tokenizer are
- * read from the packaged model's own jar: the same weights, the same vectors.
+ * An in-process ONNX embedding model whose session computes each text on one thread, the executor
+ * carrying the parallelism (one text per thread). langchain4j's packaged models build their session
+ * with onnxruntime's defaults (one intra-op thread per core), so an executor of {@code threads}
+ * threads runs {@code threads} times as many compute threads as there are cores, and indexing
+ * slowed to 0.61 of the same model in Python. The ONNX file and the tokenizer are read from the
+ * packaged model's own jar: the same weights, the same vectors.
  *
- * <p>A text embedded while nothing else is (a search's query, most of the time) runs instead on
- * a second session of {@code queryThreads} compute threads: one question on one core took 8.6
- * ms, on two 4.7 ms, and that time is what a kNN search pays over BM25. Under load every text
- * goes back to one thread, so the cores are never asked for more threads than they have.
+ * <p>A text embedded while nothing else is (a search's query, most of the time) runs instead on a
+ * second session of {@code queryThreads} compute threads: one question on one core took 8.6 ms, on
+ * two 4.7 ms, and that time is what a kNN search pays over BM25. Under load every text goes back to
+ * one thread, so the cores are never asked for more threads than they have.
  */
 final class OneThreadPerTextModel extends AbstractInProcessEmbeddingModel {
 
@@ -72,10 +72,10 @@ final class OneThreadPerTextModel extends AbstractInProcessEmbeddingModel {
   }
 
   /**
-   * The model of {@code onnxFile} and {@code tokenizerFile}, resources beside {@code jarClass},
-   * a text embedded alone on {@code queryThreads} threads (1: no second session). Its sessions
-   * are made once per JVM and shared, as langchain4j shares its own: the store builds a model
-   * each time an entry is read or a core loads, and each session holds the weights.
+   * The model of {@code onnxFile} and {@code tokenizerFile}, resources beside {@code jarClass}, a
+   * text embedded alone on {@code queryThreads} threads (1: no second session). Its sessions are
+   * made once per JVM and shared, as langchain4j shares its own: the store builds a model each time
+   * an entry is read or a core loads, and each session holds the weights.
    */
   static OneThreadPerTextModel load(
       Class<?> jarClass,

@@ -7,8 +7,8 @@ import org.apache.solr.handler.component.ShardRequest;
 
 /**
  * Sends each shard the vectors the receiving node made for the request's query texts ({@link
- * ShippedVectors}): the shards search with them instead of embedding the text again. Only the
- * node that parses a query first (the one the client called) embeds it.
+ * ShippedVectors}): the shards search with them instead of embedding the text again. Only the node
+ * that parses a query first (the one the client called) embeds it.
  */
 public class QueryVectorComponent extends SearchComponent {
   /** The request context entry the query parser fills: query text to vector. */
@@ -27,7 +27,9 @@ public class QueryVectorComponent extends SearchComponent {
       return;
     }
     for (Map.Entry<?, ?> entry : vectors.entrySet()) {
-      sreq.params.add(ShippedVectors.PARAM, ShippedVectors.encode((String) entry.getKey(), (float[]) entry.getValue()));
+      sreq.params.add(
+          ShippedVectors.PARAM,
+          ShippedVectors.encode((String) entry.getKey(), (float[]) entry.getValue()));
     }
   }
 

@@ -8,11 +8,11 @@ import org.apache.solr.common.SolrException;
 import org.apache.solr.common.SolrException.ErrorCode;
 
 /**
- * A query's vector as the node that received the request sends it to each shard, so that a
- * query on a collection of many shards is embedded once, not once per node: {@code KEY:v1,v2,…},
- * KEY naming the query text (the first 16 hex digits of its SHA-256), so that a shard only ever
- * takes the vector of the very text it parses. Floats are written as {@link Float#toString}
- * writes them, which reads back to the same float.
+ * A query's vector as the node that received the request sends it to each shard, so that a query on
+ * a collection of many shards is embedded once, not once per node: {@code KEY:v1,v2,…}, KEY naming
+ * the query text (the first 16 hex digits of its SHA-256), so that a shard only ever takes the
+ * vector of the very text it parses. Floats are written as {@link Float#toString} writes them,
+ * which reads back to the same float.
  */
 final class ShippedVectors {
   /** The shard request parameter holding them, one value per query text of the request. */
@@ -24,7 +24,8 @@ final class ShippedVectors {
 
   static String key(String text) {
     try {
-      byte[] hash = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+      byte[] hash =
+          MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
       return HexFormat.of().formatHex(hash, 0, 8);
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e); // every JVM has SHA-256
@@ -60,7 +61,8 @@ final class ShippedVectors {
       }
       String[] parts = value.substring(prefix.length()).split(",");
       if (parts.length != dimension) {
-        throw refused("holds " + parts.length + " numbers, the field has " + dimension + " dimensions");
+        throw refused(
+            "holds " + parts.length + " numbers, the field has " + dimension + " dimensions");
       }
       float[] vector = new float[dimension];
       try {

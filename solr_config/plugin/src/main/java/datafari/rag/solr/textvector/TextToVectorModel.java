@@ -24,7 +24,8 @@ public final class TextToVectorModel {
   private final Cache<String, float[]> queryVectors =
       Caffeine.newBuilder().maximumSize(QUERY_VECTORS_KEPT).build();
 
-  TextToVectorModel(String name, String className, Map<String, Object> params, EmbeddingModel model) {
+  TextToVectorModel(
+      String name, String className, Map<String, Object> params, EmbeddingModel model) {
     this.name = name;
     this.className = className;
     this.params = params;
@@ -41,8 +42,8 @@ public final class TextToVectorModel {
   }
 
   /**
-   * A query text's vector: embedded as {@link #vectorise}, or the one made for the same text
-   * lately (documents' texts are not kept: they are embedded once). Callers must not change it.
+   * A query text's vector: embedded as {@link #vectorise}, or the one made for the same text lately
+   * (documents' texts are not kept: they are embedded once). Callers must not change it.
    */
   public float[] vectoriseQuery(String text) {
     return queryVectors.get(text, this::vectorise);
@@ -60,7 +61,10 @@ public final class TextToVectorModel {
     List<Embedding> embeddings = model.embedAll(segments).content();
     if (embeddings.size() != texts.size()) {
       throw new IllegalStateException(
-          "The embedding service returned " + embeddings.size() + " vectors for " + texts.size()
+          "The embedding service returned "
+              + embeddings.size()
+              + " vectors for "
+              + texts.size()
               + " texts");
     }
     List<float[]> vectors = new ArrayList<>(embeddings.size());

@@ -23,8 +23,8 @@ import org.apache.solr.search.neural.KnnQParser;
  * {@code {!knn_text_to_vector model=M f=FIELD topK=K efSearch=E}text}: embeds the query text with
  * model M and runs a kNN search on FIELD for the K nearest, the graph explored for E candidates
  * (default K; see {@link WideKnnFloatVectorQuery}). As a top-level query, every {@code fq} becomes
- * an HNSW pre-filter (inherited from Solr's {@link KnnQParser}), which is what keeps
- * document-level security exact under kNN.
+ * an HNSW pre-filter (inherited from Solr's {@link KnnQParser}), which is what keeps document-level
+ * security exact under kNN.
  */
 public class TextToVectorQParserPlugin extends QParserPlugin implements ResourceLoaderAware {
   static final String EF_SEARCH = "efSearch";
@@ -50,7 +50,8 @@ public class TextToVectorQParserPlugin extends QParserPlugin implements Resource
     @Override
     public Query parse() throws SyntaxError {
       if (qstr == null || qstr.isBlank()) {
-        throw new SolrException(ErrorCode.BAD_REQUEST, "Query string is empty, nothing to vectorise");
+        throw new SolrException(
+            ErrorCode.BAD_REQUEST, "Query string is empty, nothing to vectorise");
       }
       String modelName = localParams.get("model");
       if (modelName == null || modelName.isBlank()) {
@@ -119,7 +120,13 @@ public class TextToVectorQParserPlugin extends QParserPlugin implements Resource
       }
       throw new SolrException(
           ErrorCode.BAD_REQUEST,
-          "'" + name + "' must be a whole number from 1 to " + MAX_CANDIDATES + ", not '" + value + "'");
+          "'"
+              + name
+              + "' must be a whole number from 1 to "
+              + MAX_CANDIDATES
+              + ", not '"
+              + value
+              + "'");
     }
   }
 }

@@ -23,8 +23,8 @@ import org.slf4j.LoggerFactory;
  * Embeds {@code inputField} into the dense vector {@code outputField} with a model of the store,
  * one call per document. When the embedding call fails the document is still indexed, without a
  * vector (as Solr's own processor does); the optional {@code hasVectorField} (a boolean) records
- * which case happened, so that an indexer can find and repair chunks that lack a vector. The
- * model store is the core's, registered by the knn_text_to_vector query parser.
+ * which case happened, so that an indexer can find and repair chunks that lack a vector. The model
+ * store is the core's, registered by the knn_text_to_vector query parser.
  */
 public class TextToVectorUpdateProcessorFactory extends UpdateRequestProcessorFactory {
   private static final Logger log = LoggerFactory.getLogger(MethodHandles.lookup().lookupClass());

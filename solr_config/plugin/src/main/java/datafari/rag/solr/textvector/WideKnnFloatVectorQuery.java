@@ -7,9 +7,9 @@ import org.apache.lucene.search.TopDocs;
 
 /**
  * A kNN search whose HNSW beam is wider than the results it keeps: each segment is searched for
- * {@code efSearch} candidates and the best {@code topK} of all of them are the matches. A beam
- * only {@code topK} wide misses true neighbours as the graph grows (at 100,000 chunks a beam of 10
- * finds about two thirds of the true top 10); Solr 10's knn parser takes the same {@code efSearch}.
+ * {@code efSearch} candidates and the best {@code topK} of all of them are the matches. A beam only
+ * {@code topK} wide misses true neighbours as the graph grows (at 100,000 chunks a beam of 10 finds
+ * about two thirds of the true top 10); Solr 10's knn parser takes the same {@code efSearch}.
  */
 final class WideKnnFloatVectorQuery extends KnnFloatVectorQuery {
   private final int topK;

@@ -10,8 +10,8 @@ import org.apache.solr.common.util.Utils;
 
 /**
  * The chunk documents' field names, from {@code chunk_fields.json} (the sidecar's package data,
- * {@code datafari_rag/chunk_fields.json}, copied into this jar at build): the one list the
- * sidecar reads too ({@code datafari_rag/chunk_fields.py}), so neither keeps its own copy.
+ * {@code datafari_rag/chunk_fields.json}, copied into this jar at build): the one list the sidecar
+ * reads too ({@code datafari_rag/chunk_fields.py}), so neither keeps its own copy.
  */
 final class ChunkFields {
   private static final Map<String, Object> SPEC = read();

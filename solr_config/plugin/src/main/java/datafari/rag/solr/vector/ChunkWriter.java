@@ -21,8 +21,8 @@ import org.apache.solr.common.params.ShardParams;
 
 /**
  * Writes a parent's chunks to the chunks' collection (VectorMain) through SolrCloud, so that they
- * reach that collection's shard leader and replicas wherever they live. VectorMain routes on
- * {@code parent_doc}, so a parent's chunks share one shard; real-time gets name that shard.
+ * reach that collection's shard leader and replicas wherever they live. VectorMain routes on {@code
+ * parent_doc}, so a parent's chunks share one shard; real-time gets name that shard.
  */
 final class ChunkWriter {
   static final String PARENT = ChunkFields.PARENT;
@@ -57,8 +57,14 @@ final class ChunkWriter {
       Integer count = previous.getOrDefault(parentId, 0);
       if (count == null) {
         update.deleteByQuery(
-            PARENT + ":" + ClientUtils.escapeQueryChars(parentId)
-                + " AND " + INDEX + ":[" + chunks.size() + " TO *]");
+            PARENT
+                + ":"
+                + ClientUtils.escapeQueryChars(parentId)
+                + " AND "
+                + INDEX
+                + ":["
+                + chunks.size()
+                + " TO *]");
       } else {
         for (int i = chunks.size(); i < count; i++) {
           update.deleteById(parentId + "_" + i, parentId);
@@ -75,8 +81,8 @@ final class ChunkWriter {
   }
 
   /**
-   * How many chunks the versions VectorMain holds have, by parent: absent when it holds none,
-   * null when a chunk 0 carries no count (an older writer's; its surplus is then deleted by query).
+   * How many chunks the versions VectorMain holds have, by parent: absent when it holds none, null
+   * when a chunk 0 carries no count (an older writer's; its surplus is then deleted by query).
    *
    * <p>One real-time get per shard, naming the shard ({@code shards}) rather than a route: a get
    * with a {@code _route_} other than the id makes Solr open a new real-time searcher, hence a new

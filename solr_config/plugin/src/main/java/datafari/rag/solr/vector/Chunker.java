@@ -32,8 +32,8 @@ final class Chunker {
   private final double minAlnumRatio;
 
   /**
-   * @param tokens the model's token counter, or null to measure {@code size} and {@code overlap}
-   *     in characters
+   * @param tokens the model's token counter, or null to measure {@code size} and {@code overlap} in
+   *     characters
    */
   Chunker(
       String name,

@@ -11,8 +11,8 @@ import org.apache.solr.core.SolrResourceLoader;
 
 /**
  * Counts tokens the way the embedding model does: its own {@code tokenizer.json} (a Hugging Face
- * tokenizer, read from the configset), without the special tokens the model adds around a text.
- * One tokenizer per configset resource, shared by every core that names it.
+ * tokenizer, read from the configset), without the special tokens the model adds around a text. One
+ * tokenizer per configset resource, shared by every core that names it.
  */
 final class ModelTokenizer implements TokenCountEstimator {
   private static final Map<String, ModelTokenizer> LOADED = new ConcurrentHashMap<>();
@@ -32,11 +32,12 @@ final class ModelTokenizer implements TokenCountEstimator {
     try (InputStream in = loader.openResource(resource)) {
       return new ModelTokenizer(
           HuggingFaceTokenizer.newInstance(
-              in,
-              Map.of("addSpecialTokens", "false", "truncation", "false", "padding", "false")));
+              in, Map.of("addSpecialTokens", "false", "truncation", "false", "padding", "false")));
     } catch (IOException | RuntimeException e) {
       throw new IllegalStateException(
-          "Cannot read the embedding model's tokenizer '" + resource + "' from the configset: "
+          "Cannot read the embedding model's tokenizer '"
+              + resource
+              + "' from the configset: "
               + e.getMessage(),
           e);
     }

@@ -9,14 +9,14 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * One lock per parent id, held from the moment a request writes a parent until its chunks are
- * written or deleted: two requests writing the same parent side by side would otherwise write
- * their chunks in either order, leaving the chunks of the older version beside the newer parent
- * (its text, its ACL). A parent is always written by its shard leader, so a lock in the leader's
- * JVM is enough; the table is static so that it outlives core reloads, and holds only the parents
- * being written (a striped table made unrelated requests wait for each other).
+ * written or deleted: two requests writing the same parent side by side would otherwise write their
+ * chunks in either order, leaving the chunks of the older version beside the newer parent (its
+ * text, its ACL). A parent is always written by its shard leader, so a lock in the leader's JVM is
+ * enough; the table is static so that it outlives core reloads, and holds only the parents being
+ * written (a striped table made unrelated requests wait for each other).
  *
- * <p>No deadlock: a request never waits for a lock while it holds one (it writes its pending
- * chunks and releases first), and a delete takes its locks in id order.
+ * <p>No deadlock: a request never waits for a lock while it holds one (it writes its pending chunks
+ * and releases first), and a delete takes its locks in id order.
  */
 final class ParentLocks {
   private static final ConcurrentHashMap<String, Entry> LOCKS = new ConcurrentHashMap<>();

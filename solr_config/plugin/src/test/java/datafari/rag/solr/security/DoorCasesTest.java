@@ -18,7 +18,8 @@ public class DoorCasesTest extends SecuredCoreTestCase {
   @BeforeClass
   public static void beforeClass() throws Exception {
     initSecuredCore();
-    assertU(adoc("id", "pub", "title", "Pumps", "content", "the pump and the valve", "language", "en"));
+    assertU(
+        adoc("id", "pub", "title", "Pumps", "content", "the pump and the valve", "language", "en"));
     assertU(commit());
   }
 
@@ -30,7 +31,9 @@ public class DoorCasesTest extends SecuredCoreTestCase {
     }
   }
 
-  /** Runs one request on the secured /select; true if Solr answered, false if it refused with 400. */
+  /**
+   * Runs one request on the secured /select; true if Solr answered, false if it refused with 400.
+   */
   private static boolean accepted(String principal, List<String> params) throws Exception {
     try {
       search("/select", principal, params.toArray(new String[0]));

@@ -20,7 +20,12 @@ public class ManifoldCFSecurityRuleTest extends SolrTestCase {
   @Test
   public void anUntrustedReplyRefusesTheSearch() {
     for (String reply :
-        List.of("", "TOKEN:hr\n", "AUTHORIZED:ad\nTOKEN:\n", "UNREACHABLEAUTHORITY:ad\n", "AUTHORIZED:a\nhello\n")) {
+        List.of(
+            "",
+            "TOKEN:hr\n",
+            "AUTHORIZED:ad\nTOKEN:\n",
+            "UNREACHABLEAUTHORITY:ad\n",
+            "AUTHORIZED:a\nhello\n")) {
       SolrException refused = expectThrows(SolrException.class, () -> UserTokens.parse(reply));
       assertEquals(reply, 503, refused.code());
     }
@@ -30,7 +35,8 @@ public class ManifoldCFSecurityRuleTest extends SolrTestCase {
   public void noTokenMeansPublicDocumentsOnly() {
     String anonymous = ManifoldCFSecurityQParserPlugin.filter(Set.of()).toString();
     assertFalse(anonymous, anonymous.contains("deny_token_document:hr"));
-    String alice = ManifoldCFSecurityQParserPlugin.filter(Set.of("hr", "", "__nosecurity__")).toString();
+    String alice =
+        ManifoldCFSecurityQParserPlugin.filter(Set.of("hr", "", "__nosecurity__")).toString();
     assertTrue(alice, alice.contains("hr"));
     assertFalse(alice, alice.contains("allow_token_document:()"));
   }

@@ -11,9 +11,9 @@ import org.junit.BeforeClass;
 import org.junit.Test;
 
 /**
- * The secured /select on a real core: the security filter as each kind of caller sees it, and
- * the parameter guard refusing every family that would evaluate a query outside the user's
- * documents — while the same families on a handler without the guard do leak (the control).
+ * The secured /select on a real core: the security filter as each kind of caller sees it, and the
+ * parameter guard refusing every family that would evaluate a query outside the user's documents —
+ * while the same families on a handler without the guard do leak (the control).
  */
 public class SecureSearchComponentTest extends SecuredCoreTestCase {
   private static final String SECRET = "zebraquartz";
@@ -21,20 +21,64 @@ public class SecureSearchComponentTest extends SecuredCoreTestCase {
   @BeforeClass
   public static void beforeClass() throws Exception {
     initSecuredCore();
-    assertU(adoc("id", "pub", "title", "Canteen", "content", "the canteen menu", "language", "en", "source", "a"));
     assertU(
         adoc(
-            "id", "secret", "title", "Board memo", "content", "the code word is " + SECRET,
-            "language", "en", "source", "board", "allow_token_document", "hr"));
+            "id",
+            "pub",
+            "title",
+            "Canteen",
+            "content",
+            "the canteen menu",
+            "language",
+            "en",
+            "source",
+            "a"));
     assertU(
         adoc(
-            "id", "staff", "title", "Rota", "content", "staff rota and canteen", "language", "fr",
-            "source", "board", "allow_token_document", "staff"));
+            "id",
+            "secret",
+            "title",
+            "Board memo",
+            "content",
+            "the code word is " + SECRET,
+            "language",
+            "en",
+            "source",
+            "board",
+            "allow_token_document",
+            "hr"));
     assertU(
         adoc(
-            "id", "nocontractors", "title", "Payroll", "content", "payroll for staff", "language", "en",
-            "source", "pay", "allow_token_share", "staff", "allow_token_document", "staff",
-            "deny_token_document", "contractors"));
+            "id",
+            "staff",
+            "title",
+            "Rota",
+            "content",
+            "staff rota and canteen",
+            "language",
+            "fr",
+            "source",
+            "board",
+            "allow_token_document",
+            "staff"));
+    assertU(
+        adoc(
+            "id",
+            "nocontractors",
+            "title",
+            "Payroll",
+            "content",
+            "payroll for staff",
+            "language",
+            "en",
+            "source",
+            "pay",
+            "allow_token_share",
+            "staff",
+            "allow_token_document",
+            "staff",
+            "deny_token_document",
+            "contractors"));
     assertU(commit());
   }
 
@@ -53,19 +97,45 @@ public class SecureSearchComponentTest extends SecuredCoreTestCase {
     // the service account names the user (and groups); anyone else is filtered as itself
     assertEquals(
         Set.of("pub", "secret", "staff", "nocontractors"),
-        ids(search("/select", "datafari-rag", "q", "*:*", "fl", "id", "AuthenticatedUserName", "alice")));
+        ids(
+            search(
+                "/select",
+                "datafari-rag",
+                "q",
+                "*:*",
+                "fl",
+                "id",
+                "AuthenticatedUserName",
+                "alice")));
     assertEquals(
         Set.of("pub", "staff", "nocontractors"),
         ids(search("/select", "bob", "q", "*:*", "fl", "id", "AuthenticatedUserName", "alice")));
     assertEquals(
         Set.of("pub", "staff"),
-        ids(search("/select", "datafari-rag", "q", "*:*", "fl", "id", "AuthenticatedUserName", "dora")));
+        ids(
+            search(
+                "/select",
+                "datafari-rag",
+                "q",
+                "*:*",
+                "fl",
+                "id",
+                "AuthenticatedUserName",
+                "dora")));
     assertEquals(
         Set.of("pub", "secret"),
         ids(
             search(
-                "/select", "datafari-rag", "q", "*:*", "fl", "id",
-                "AuthenticatedUserName", "eve", "AuthenticatedUserGroup", "board")));
+                "/select",
+                "datafari-rag",
+                "q",
+                "*:*",
+                "fl",
+                "id",
+                "AuthenticatedUserName",
+                "eve",
+                "AuthenticatedUserGroup",
+                "board")));
     assertEquals(Set.of("pub"), ids(search("/select", null, "q", "*:*", "fl", "id", "fq", "*:*")));
   }
 
@@ -80,7 +150,8 @@ public class SecureSearchComponentTest extends SecuredCoreTestCase {
       assertEquals(Set.of("upload"), ids(named("alice", byId)));
       assertEquals(Set.of(), ids(named("dora", byId)));
       assertEquals(
-          Set.of(), ids(search("/select", "bob", "q", "id:upload", "AuthenticatedUserName", "alice")));
+          Set.of(),
+          ids(search("/select", "bob", "q", "id:upload", "AuthenticatedUserName", "alice")));
       assertEquals(Set.of(), ids(search("/select", null, byId)));
     } finally {
       assertU(delI("upload"));
@@ -100,9 +171,28 @@ public class SecureSearchComponentTest extends SecuredCoreTestCase {
   public void theGrammarDatafariUiUsesWorksForAnyCaller() throws Exception {
     Map<String, Object> answer =
         search(
-            "/select", "bob", "q", "canteen OR staff", "fq", "{!tag=lang}language:(en OR fr)",
-            "facet", "true", "facet.field", "{!ex=lang key=ids}id", "facet.query", "{!key=all}*:*",
-            "hl", "true", "hl.fl", "content", "fl", "*,score", "sort", "score desc", "rows", "20");
+            "/select",
+            "bob",
+            "q",
+            "canteen OR staff",
+            "fq",
+            "{!tag=lang}language:(en OR fr)",
+            "facet",
+            "true",
+            "facet.field",
+            "{!ex=lang key=ids}id",
+            "facet.query",
+            "{!key=all}*:*",
+            "hl",
+            "true",
+            "hl.fl",
+            "content",
+            "fl",
+            "*,score",
+            "sort",
+            "score desc",
+            "rows",
+            "20");
     assertEquals(Set.of("pub", "staff", "nocontractors"), ids(answer));
     String text = Utils.toJSONString(answer);
     assertFalse(text, text.contains("allow_token") || text.contains("deny_token"));
@@ -112,17 +202,22 @@ public class SecureSearchComponentTest extends SecuredCoreTestCase {
 
   @Test
   public void aFieldFacetCountsOnlyReadableValues() throws Exception {
-    String guarded = Utils.toJSONString(search("/select", null, "q", "*:*", "facet", "true", "facet.field", "id"));
+    String guarded =
+        Utils.toJSONString(
+            search("/select", null, "q", "*:*", "facet", "true", "facet.field", "id"));
     assertFalse(guarded, guarded.contains("secret"));
     // the control: Solr's default mincount of 0 lists the id of a document anonymous may not read
-    String open = Utils.toJSONString(search("/unguarded", null, "q", "*:*", "facet", "true", "facet.field", "id"));
+    String open =
+        Utils.toJSONString(
+            search("/unguarded", null, "q", "*:*", "facet", "true", "facet.field", "id"));
     assertTrue(open, open.contains("secret"));
   }
 
   @Test
   public void idsReturnOnlyReadableDocuments() throws Exception {
     assertEquals(Set.of("pub"), ids(search("/select", null, "ids", "secret,pub", "fl", "id")));
-    assertEquals(Set.of("pub"), ids(search("/select", "bob", "ids", "secret,pub", "fl", "id,title")));
+    assertEquals(
+        Set.of("pub"), ids(search("/select", "bob", "ids", "secret,pub", "fl", "id,title")));
     assertEquals(
         Set.of("secret"), ids(search("/select", "datafari-rag", "ids", "secret", "fl", "id")));
     // the control: Solr serves ids without looking at the filters
@@ -146,8 +241,12 @@ public class SecureSearchComponentTest extends SecuredCoreTestCase {
           new String[] {"debug", "true"},
           new String[] {"debugQuery", "true", "explainOther", "id:secret"},
           new String[] {"fq", "{!join from=language to=language v=$jq}", "jq", "content:" + SECRET},
-          new String[] {"defType", "lucene", "q", "{!join from=language to=language}content:" + SECRET},
-          new String[] {"defType", "lucene", "q", "_query_:\"{!join from=language to=language}id:secret\""},
+          new String[] {
+            "defType", "lucene", "q", "{!join from=language to=language}content:" + SECRET
+          },
+          new String[] {
+            "defType", "lucene", "q", "_query_:\"{!join from=language to=language}id:secret\""
+          },
           new String[] {"defType", "lucene", "q", "_val_:\"docfreq(content,'" + SECRET + "')\""},
           new String[] {"fq", "{!frange l=1}docfreq(content,'" + SECRET + "')"},
           new String[] {"defType", "lucene", "q", "{!graph from=language to=language}id:secret"},
@@ -199,8 +298,18 @@ public class SecureSearchComponentTest extends SecuredCoreTestCase {
   public void theServiceAccountIsNotHeldToTheGrammar() throws Exception {
     Map<String, Object> answer =
         search(
-            "/select", "datafari-rag", "q", "*:*", "fl", "id,allow_token_document",
-            "AuthenticatedUserName", "alice", "debugQuery", "true", "rows", "100000");
+            "/select",
+            "datafari-rag",
+            "q",
+            "*:*",
+            "fl",
+            "id,allow_token_document",
+            "AuthenticatedUserName",
+            "alice",
+            "debugQuery",
+            "true",
+            "rows",
+            "100000");
     assertEquals(4, ids(answer).size());
   }
 
@@ -209,8 +318,18 @@ public class SecureSearchComponentTest extends SecuredCoreTestCase {
     // a user's query and filters, handed over: judged as a direct client's, then run for the user
     assertEquals(
         Set.of("pub", "staff"),
-        ids(named("bob", "client.q", "canteen", "client.fq", "{!tag=l}language:(en OR fr)", "fl", "id")));
-    assertEquals(Set.of("pub", "nocontractors"), ids(named("bob", "q", "*:*", "client.fq", "language:en", "fl", "id")));
+        ids(
+            named(
+                "bob",
+                "client.q",
+                "canteen",
+                "client.fq",
+                "{!tag=l}language:(en OR fr)",
+                "fl",
+                "id")));
+    assertEquals(
+        Set.of("pub", "nocontractors"),
+        ids(named("bob", "q", "*:*", "client.fq", "language:en", "fl", "id")));
     String nested = "\\u005fquery_:\"{!join from=language to=language}content:" + SECRET + "\"";
     for (String[] handed :
         List.of(
@@ -233,12 +352,23 @@ public class SecureSearchComponentTest extends SecuredCoreTestCase {
     // the service account's own parameters are its own: a join of its making runs
     assertEquals(
         Set.of("pub"),
-        ids(named("bob", "q", "*:*", "fq", "{!join from=language to=language}id:secret", "fl", "id", "client.fq", "id:pub")));
+        ids(
+            named(
+                "bob",
+                "q",
+                "*:*",
+                "fq",
+                "{!join from=language to=language}id:secret",
+                "fl",
+                "id",
+                "client.fq",
+                "id:pub")));
   }
 
   @Test
   public void aHandedOverFacetCountsOnlyReadableValues() throws Exception {
-    String handed = Utils.toJSONString(named("bob", "q", "*:*", "facet", "true", "client.facet.field", "id"));
+    String handed =
+        Utils.toJSONString(named("bob", "q", "*:*", "facet", "true", "client.facet.field", "id"));
     assertFalse(handed, handed.contains("secret"));
     // the control: the service account's own facet keeps Solr's mincount of 0
     String own = Utils.toJSONString(named("bob", "q", "*:*", "facet", "true", "facet.field", "id"));
@@ -250,11 +380,33 @@ public class SecureSearchComponentTest extends SecuredCoreTestCase {
     // the control of the test above: the filter alone does not hold these
     String subquery =
         Utils.toJSONString(
-            search("/unguarded", null, "q", "*:*", "fl", "id,x:[subquery]", "x.q", "id:secret", "x.fl", "content", "x.qt", "/internal"));
+            search(
+                "/unguarded",
+                null,
+                "q",
+                "*:*",
+                "fl",
+                "id,x:[subquery]",
+                "x.q",
+                "id:secret",
+                "x.fl",
+                "content",
+                "x.qt",
+                "/internal"));
     assertTrue(subquery, subquery.contains(SECRET));
     String terms =
-        Utils.toJSONString(search(
-                "/unguarded", null, "q", "*:*", "terms", "true", "terms.fl", "content", "terms.prefix", "zebra"));
+        Utils.toJSONString(
+            search(
+                "/unguarded",
+                null,
+                "q",
+                "*:*",
+                "terms",
+                "true",
+                "terms.fl",
+                "content",
+                "terms.prefix",
+                "zebra"));
     assertTrue(terms, terms.contains(SECRET));
   }
 }

@@ -9,8 +9,8 @@ import org.apache.solr.request.LocalSolrQueryRequest;
 import org.apache.solr.request.SolrQueryRequest;
 
 /**
- * A core with the product's secured handlers (the test configset: the door, the security filter,
- * a handler without the door for the controls), and a request as a given Solr user sends it.
+ * A core with the product's secured handlers (the test configset: the door, the security filter, a
+ * handler without the door for the controls), and a request as a given Solr user sends it.
  */
 abstract class SecuredCoreTestCase extends SolrTestCaseJ4 {
   static void initSecuredCore() throws Exception {
@@ -20,7 +20,8 @@ abstract class SecuredCoreTestCase extends SolrTestCaseJ4 {
 
   /** Solr's JSON answer of {@code handler} to {@code principal} (null: anonymous). */
   @SuppressWarnings("unchecked")
-  static Map<String, Object> search(String handler, String principal, String... params) throws Exception {
+  static Map<String, Object> search(String handler, String principal, String... params)
+      throws Exception {
     String[] all = Arrays.copyOf(params, params.length + 2);
     all[params.length] = "wt";
     all[params.length + 1] = "json";

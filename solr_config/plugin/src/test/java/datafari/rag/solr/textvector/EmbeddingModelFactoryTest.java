@@ -24,8 +24,8 @@ import org.junit.Test;
 
 /**
  * The model store builds Google Gemini's embedding model (solr.embeddings.service=gemini) from its
- * entry's parameters, the shortened output size among them, and the model calls the Gemini API
- * with them.
+ * entry's parameters, the shortened output size among them, and the model calls the Gemini API with
+ * them.
  */
 @ThreadLeakFilters(
     defaultFilters = true,
@@ -38,7 +38,6 @@ public class EmbeddingModelFactoryTest extends SolrTestCase {
   private static final List<Map<String, Object>> BODIES = new CopyOnWriteArrayList<>();
   private static final List<String> KEYS = new CopyOnWriteArrayList<>();
   private static HttpServer gemini;
-
 
   @BeforeClass
   public static void startGemini() throws IOException {
@@ -64,7 +63,8 @@ public class EmbeddingModelFactoryTest extends SolrTestCase {
       KEYS.add(exchange.getRequestHeaders().getFirst("x-goog-api-key"));
       List<Object> embeddings = new ArrayList<>();
       for (Object request : (List<Object>) body.get("requests")) {
-        int size = ((Number) ((Map<String, Object>) request).get("outputDimensionality")).intValue();
+        int size =
+            ((Number) ((Map<String, Object>) request).get("outputDimensionality")).intValue();
         List<Float> values = new ArrayList<>();
         for (int i = 0; i < size; i++) {
           values.add(i == 0 ? 1f : 0f);
@@ -83,12 +83,18 @@ public class EmbeddingModelFactoryTest extends SolrTestCase {
   public void testGeminiModelIsBuiltFromItsEntryAndCallsTheApi() throws Exception {
     Map<String, Object> params =
         Map.of(
-            "baseUrl", "http://127.0.0.1:" + gemini.getAddress().getPort() + "/v1beta",
-            "apiKey", "gemini-key",
-            "modelName", "gemini-embedding-001",
-            "timeout", 10L,
-            "maxRetries", 0L,
-            "outputDimensionality", 384L);
+            "baseUrl",
+            "http://127.0.0.1:" + gemini.getAddress().getPort() + "/v1beta",
+            "apiKey",
+            "gemini-key",
+            "modelName",
+            "gemini-embedding-001",
+            "timeout",
+            10L,
+            "maxRetries",
+            0L,
+            "outputDimensionality",
+            384L);
     try (SolrResourceLoader loader = new SolrResourceLoader(createTempDir())) {
       EmbeddingModel model =
           EmbeddingModelFactory.build(

@@ -12,11 +12,11 @@ import org.apache.solr.core.SolrResourceLoader;
 import org.junit.Test;
 
 /**
- * The model store builds langchain4j's in-process bge-small-en-v1.5 (no builder: constructed,
- * with a bounded executor) and it embeds inside the JVM: 384 normalised dimensions, a paraphrase
- * nearer than an unrelated sentence; a parameter an in-process model does not take is refused.
- * Built from its files with a session of one thread per text, it gives the same vectors, and so
- * does the session of every thread a text embedded alone runs on.
+ * The model store builds langchain4j's in-process bge-small-en-v1.5 (no builder: constructed, with
+ * a bounded executor) and it embeds inside the JVM: 384 normalised dimensions, a paraphrase nearer
+ * than an unrelated sentence; a parameter an in-process model does not take is refused. Built from
+ * its files with a session of one thread per text, it gives the same vectors, and so does the
+ * session of every thread a text embedded alone runs on.
  */
 @ThreadLeakScope(ThreadLeakScope.Scope.NONE) // the model's executor lives as long as the model
 public class InProcessEmbeddingModelTest extends SolrTestCase {

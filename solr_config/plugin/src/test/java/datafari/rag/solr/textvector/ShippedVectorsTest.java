@@ -25,7 +25,8 @@ public class ShippedVectorsTest extends SolrTestCase {
   @Test
   public void testAMalformedVectorIsRefused() {
     String key = ShippedVectors.key("q");
-    for (String bad : new String[] {key + ":1,2,3", key + ":1,2,x,4", key + ":1,2,NaN,4", key + ":"}) {
+    for (String bad :
+        new String[] {key + ":1,2,3", key + ":1,2,x,4", key + ":1,2,NaN,4", key + ":"}) {
       SolrException refused =
           expectThrows(SolrException.class, () -> ShippedVectors.find(new String[] {bad}, "q", 4));
       assertEquals(400, refused.code());

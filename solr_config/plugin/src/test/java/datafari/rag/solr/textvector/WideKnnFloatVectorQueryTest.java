@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.Random;
 import java.util.Set;
 import org.apache.lucene.document.Document;
-import org.apache.lucene.document.Field;
 import org.apache.lucene.document.KnnFloatVectorField;
 import org.apache.lucene.index.DirectoryReader;
 import org.apache.lucene.index.IndexWriter;
@@ -26,8 +25,8 @@ import org.junit.BeforeClass;
 import org.junit.Test;
 
 /**
- * The wide search on a real HNSW index of several segments: it keeps exactly topK matches, they
- * are the best topK of the efSearch candidates, and over many queries they find more of the true
+ * The wide search on a real HNSW index of several segments: it keeps exactly topK matches, they are
+ * the best topK of the efSearch candidates, and over many queries they find more of the true
  * nearest neighbours than a beam topK wide.
  */
 public class WideKnnFloatVectorQueryTest extends SolrTestCase {
@@ -121,7 +120,8 @@ public class WideKnnFloatVectorQueryTest extends SolrTestCase {
       for (int doc : docs(searcher.search(new KnnFloatVectorQuery(FIELD, query, 10), 10))) {
         narrowFound += truth.contains(doc) ? 1 : 0;
       }
-      for (int doc : docs(searcher.search(new WideKnnFloatVectorQuery(FIELD, query, 10, 100, null), 10))) {
+      for (int doc :
+          docs(searcher.search(new WideKnnFloatVectorQuery(FIELD, query, 10, 100, null), 10))) {
         wideFound += truth.contains(doc) ? 1 : 0;
       }
     }
@@ -136,7 +136,8 @@ public class WideKnnFloatVectorQueryTest extends SolrTestCase {
     float[] query = unit(new Random(3));
     WideKnnFloatVectorQuery ten = new WideKnnFloatVectorQuery(FIELD, query, 10, 100, null);
     assertEquals(ten, new WideKnnFloatVectorQuery(FIELD, query, 10, 100, null));
-    assertEquals(ten.hashCode(), new WideKnnFloatVectorQuery(FIELD, query, 10, 100, null).hashCode());
+    assertEquals(
+        ten.hashCode(), new WideKnnFloatVectorQuery(FIELD, query, 10, 100, null).hashCode());
     assertNotEquals(ten, new WideKnnFloatVectorQuery(FIELD, query, 20, 100, null));
     assertNotEquals(ten, new WideKnnFloatVectorQuery(FIELD, query, 10, 50, null));
   }

@@ -26,14 +26,14 @@ public class FailureStatusTest extends SolrTestCase {
   @Test
   public void aClientsRequestGets503() {
     try (SolrQueryRequest req = request(null)) {
-      assertEquals(ErrorCode.SERVICE_UNAVAILABLE, VectorUpdateProcessorFactory.busy(req));
+      assertEquals(ErrorCode.SERVICE_UNAVAILABLE, VectorUpdateProcessor.busy(req));
     }
   }
 
   @Test
   public void aForwardedBatchGets500WhichSolrDoesNotRetry() {
     try (SolrQueryRequest req = request(DistribPhase.TOLEADER.toString())) {
-      assertEquals(ErrorCode.SERVER_ERROR, VectorUpdateProcessorFactory.busy(req));
+      assertEquals(ErrorCode.SERVER_ERROR, VectorUpdateProcessor.busy(req));
     }
   }
 }

@@ -37,11 +37,11 @@ import org.junit.Test;
 
 /**
  * FileShare's chunk-and-embed processor on a real SolrCloud of two nodes, FileShare and VectorMain
- * of two shards each made from the product's configsets, and an OpenAI-compatible embedding
- * service of the test's own (which can be made to fail): every write to FileShare, from any
- * client, is reflected in VectorMain in the same request — chunks for adds, the last version's
- * only for updates, none for deletes — and a failing embedding service fails the request with no
- * chunk of another version left behind.
+ * of two shards each made from the product's configsets, and an OpenAI-compatible embedding service
+ * of the test's own (which can be made to fail): every write to FileShare, from any client, is
+ * reflected in VectorMain in the same request — chunks for adds, the last version's only for
+ * updates, none for deletes — and a failing embedding service fails the request with no chunk of
+ * another version left behind.
  */
 @ThreadLeakFilters(
     defaultFilters = true,
@@ -55,7 +55,6 @@ public class VectorUpdateProcessorTest extends SolrCloudTestCase {
   private static final AtomicBoolean FAILING = new AtomicBoolean();
   private static final AtomicInteger CALLS = new AtomicInteger();
   private static HttpServer embeddings;
-
 
   @BeforeClass
   public static void startCluster() throws Exception {
@@ -134,7 +133,8 @@ public class VectorUpdateProcessorTest extends SolrCloudTestCase {
 
   /** An OpenAI-compatible /v1/embeddings: one deterministic unit vector per input text. */
   @SuppressWarnings("unchecked")
-  private static void embed(com.sun.net.httpserver.HttpExchange exchange) throws java.io.IOException {
+  private static void embed(com.sun.net.httpserver.HttpExchange exchange)
+      throws java.io.IOException {
     try (exchange) {
       CALLS.incrementAndGet();
       Map<String, Object> body = (Map<String, Object>) Utils.fromJSON(exchange.getRequestBody());
@@ -169,7 +169,10 @@ public class VectorUpdateProcessorTest extends SolrCloudTestCase {
   private static String text(String word, int sentences) {
     StringBuilder text = new StringBuilder();
     for (int i = 0; i < sentences; i++) {
-      text.append("The ").append(word).append(" pump number ").append(i)
+      text.append("The ")
+          .append(word)
+          .append(" pump number ")
+          .append(i)
           .append(" is inspected every spring by the maintenance team. ");
     }
     return text.toString();
@@ -202,7 +205,9 @@ public class VectorUpdateProcessorTest extends SolrCloudTestCase {
     query.setPath("/internal");
     Map<String, List<SolrDocument>> byParent = new HashMap<>();
     for (SolrDocument chunk : query.process(cluster.getSolrClient(), "VectorMain").getResults()) {
-      byParent.computeIfAbsent((String) chunk.getFirstValue("parent_doc"), k -> new ArrayList<>()).add(chunk);
+      byParent
+          .computeIfAbsent((String) chunk.getFirstValue("parent_doc"), k -> new ArrayList<>())
+          .add(chunk);
     }
     return byParent;
   }
@@ -239,7 +244,9 @@ public class VectorUpdateProcessorTest extends SolrCloudTestCase {
     List<SolrDocument> second = chunks().get("upd");
     assertTrue(second.size() < first.size());
     for (SolrDocument chunk : second) {
-      assertTrue((String) chunk.getFirstValue("embedded_content"), ((String) chunk.getFirstValue("embedded_content")).contains("furnace"));
+      assertTrue(
+          (String) chunk.getFirstValue("embedded_content"),
+          ((String) chunk.getFirstValue("embedded_content")).contains("furnace"));
     }
     UpdateRequest delete = new UpdateRequest();
     delete.deleteById("upd");
@@ -250,14 +257,18 @@ public class VectorUpdateProcessorTest extends SolrCloudTestCase {
   }
 
   @Test
-  public void aFailingEmbeddingServiceFailsTheWriteAndLeavesNoOtherVersionsChunks() throws Exception {
+  public void aFailingEmbeddingServiceFailsTheWriteAndLeavesNoOtherVersionsChunks()
+      throws Exception {
     write(List.of(parent("fail-old", text("gasket", 6))));
     assertNotNull(chunks().get("fail-old"));
     FAILING.set(true);
     Exception refused =
         expectThrows(
             Exception.class,
-            () -> write(List.of(parent("fail-new", text("hose", 4)), parent("fail-old", text("seal", 4)))));
+            () ->
+                write(
+                    List.of(
+                        parent("fail-new", text("hose", 4)), parent("fail-old", text("seal", 4)))));
     assertTrue(refused.getMessage(), refused.getMessage().contains("fail-"));
     FAILING.set(false);
     cluster.getSolrClient().commit("VectorMain");
@@ -291,7 +302,8 @@ public class VectorUpdateProcessorTest extends SolrCloudTestCase {
     for (String collection : List.of("FileShare", "VectorMain")) {
       QueryRequest query = new QueryRequest(params);
       query.setPath("/internal");
-      List<SolrDocument> found = new ArrayList<>(query.process(cluster.getSolrClient(), collection).getResults());
+      List<SolrDocument> found =
+          new ArrayList<>(query.process(cluster.getSolrClient(), collection).getResults());
       assertFalse("no French match in " + collection, found.isEmpty());
       for (SolrDocument doc : found) {
         assertEquals(collection, "fr", doc.getFirstValue("language"));
@@ -303,7 +315,9 @@ public class VectorUpdateProcessorTest extends SolrCloudTestCase {
     QueryRequest query = new QueryRequest(byId);
     query.setPath("/internal");
     SolrDocument plain = query.process(cluster.getSolrClient(), "FileShare").getResults().get(0);
-    assertNull("too few letters to tell: no language rather than a wrong one", plain.getFirstValue("language"));
+    assertNull(
+        "too few letters to tell: no language rather than a wrong one",
+        plain.getFirstValue("language"));
   }
 
   private static Set<String> ids(List<SolrDocument> docs) {
