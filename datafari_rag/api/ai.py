@@ -17,9 +17,9 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Blueprint, Response, jsonify
+from pydantic import ValidationError
 
 from ..errors import DatafariError
-from ..filters import source_filter
 from ..rag.pipeline import RagRequest
 from ..retrieval import RetrievalContext
 from ..retrieval.bm25 import bm25_documents
@@ -28,26 +28,15 @@ from .answers import AiResponse, Error
 from .auth import current_access
 from .body import json_object
 from .capacity import answer_slot
-from .chat_core import chat_core_fields
 from .context import get_services
 from .contract import endpoint, json, refusals
 from .conversations import bind_answer, conversation_id
 from .errors import log_error
 from .rag import accept_language
-from .shapes import AiBody
-from .validation import (
-    parse_format,
-    parse_history,
-    parse_id,
-    parse_lang,
-    parse_prompt,
-    parse_query,
-    parse_search_type,
-)
+from .shapes import AiBody, Reading, refusal
 
 bp = Blueprint("ai", __name__)
 
-ACTIONS = ("rag", "summarize", "search", "agentic")
 KNOWN = set(AiBody.model_fields)  # 7.0's fields and 6.1/6.2's (ai/stream shares this parser)
 PREVIEW = 200  # characters of a source's text, as 7.0's sources carry
 
@@ -64,52 +53,25 @@ def _answer(content: dict[str, Any], status: int = 200) -> tuple[Response, int]:
 
 def parsed(body: dict[str, Any]) -> tuple[str, RagRequest, dict[str, Any], bool]:
     """The action, the request for the pipeline, what is echoed and whether the answer is kept (not
-    chat-core's ``is_test``); raises DatafariError."""
-    unknown = sorted(set(body) - KNOWN)
-    if unknown:
-        raise DatafariError("aiBadRequest", f"Unknown field(s): {', '.join(unknown)}.")
-    action = body.get("action") or "rag"
-    if action not in ACTIONS:
-        raise DatafariError("aiBadRequest", f"'action' must be one of {', '.join(ACTIONS)}.")
-    if "query" in body and "q" in body:
-        raise DatafariError("aiBadRequest", "Give 'query' or 'q', not both.")
+    chat-core's ``is_test``); raises DatafariError. The body checks itself (``AiBody``)."""
+    settings = get_services().settings
+    try:
+        ai = AiBody.model_validate(body, context=Reading("aiBadRequest", settings.query_max_length, settings))
+    except ValidationError as exc:
+        raise DatafariError("aiBadRequest", refusal(exc)) from None
     echo = {}
     cid = conversation_id(body, "aiBadRequest")
     if cid is not None:
         echo["conversationId"] = cid
-    memory = body.get("memoryId")
-    if memory is not None:
-        if not isinstance(memory, str) or not memory.strip() or len(memory) > 200:
-            raise DatafariError("aiBadRequest", "'memoryId' must be a string of at most 200 characters.")
-        echo["memoryId"] = memory
-    if body.get("agent") is not None and not isinstance(body.get("agent"), str):
-        raise DatafariError("aiBadRequest", "'agent' must be a string.")
-    try:
-        filters = source_filter(body.get("filters"))
-    except ValueError as exc:
-        raise DatafariError("aiBadRequest", str(exc)) from None
-    doc_id = parse_id(body.get("id"), "aiBadRequest")
-    lang = parse_lang(body.get("lang"), "aiBadRequest") or accept_language()
-    if action == "summarize":
-        if doc_id is None:
-            raise DatafariError("aiBadRequest", "'id' is required for summarize.")
-        return action, RagRequest(query="", doc_id=doc_id, lang=lang), echo, True
-    text = body.get("query", body.get("q"))
-    max_length = get_services().settings.query_max_length
-    try:
-        query = parse_query(text, max_length)
-    except DatafariError as exc:
-        raise DatafariError("aiBadRequest", f"'query' (or 'q') is required for {action}: {exc.reason}") from None
-    history = parse_history(body.get("history"), "aiBadRequest")
-    try:
-        answer_format = parse_format(body.get("format"))
-        question = parse_prompt(body.get("prompt"), max_length)
-        mode = "agentic" if action == "agentic" else parse_search_type(body.get("search_type"))
-    except DatafariError as exc:
-        raise DatafariError("aiBadRequest", exc.reason) from None
-    chat = chat_core_fields(body, "aiBadRequest", get_services().settings)
-    rag = RagRequest(query, doc_id, lang, history, answer_format, filters, question, mode)
-    return action, chat.applied(rag), echo, not chat.is_test
+    if ai.memoryId is not None:
+        echo["memoryId"] = ai.memoryId
+    lang = ai.lang or accept_language()
+    if ai.action == "summarize":
+        return ai.action, RagRequest(query="", doc_id=ai.id, lang=lang), echo, True
+    mode = "agentic" if ai.action == "agentic" else ai.search_type
+    rag = RagRequest(ai.text, ai.id, lang, ai.history, ai.format, ai.filters, ai.prompt, mode)
+    chat = ai.chat_core()
+    return ai.action, chat.applied(rag), echo, not chat.is_test
 
 
 def _search(rag: RagRequest) -> dict[str, Any]:

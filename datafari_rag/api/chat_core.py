@@ -69,50 +69,62 @@ def collections(settings: Settings) -> set[str]:
     return {main, main.removesuffix("_FileShare"), *aliases}
 
 
-def _flag(body: dict[str, Any], name: str, label: str, default: bool) -> bool:
-    value = body.get(name, default)
+# One check per field, each raising DatafariError with the body's label; ``api/shapes.py``'s
+# ChatCoreShape runs them as the fields' validators, so a body checks itself.
+
+
+def collection_name(value: Any, label: str, settings: Settings) -> str | None:
+    if value is not None and (not isinstance(value, str) or value not in collections(settings)):
+        raise DatafariError(label, "'collection_name' names no collection this endpoint searches.")
+    return value
+
+
+def metadata_filter_key(value: Any, label: str) -> str | None:
+    if value is not None and (not isinstance(value, str) or value not in FIELDS):
+        raise DatafariError(label, f"'metadata_filter_key' is one of {', '.join(FIELDS)}.")
+    return value
+
+
+def metadata_filter(key: str | None, values: Any, label: str) -> SourceFilter:
+    """The filter on ``key``'s ``values``, the two given together or not at all."""
+    if (key is None) != (values is None):
+        raise DatafariError(label, "Give 'metadata_filter_key' and 'metadata_filter_values' together.")
+    if key is None:
+        return NO_FILTER
+    try:
+        return source_filter({key: values})
+    except ValueError:
+        raise DatafariError(label, "'metadata_filter_values' is a list of 1 to 1000 strings.") from None
+
+
+def top_k(value: Any, label: str) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TOP_K):
+        raise DatafariError(label, f"'top_k' is a whole number from 1 to {MAX_TOP_K}.")
+    return value
+
+
+def temperature(value: Any, label: str) -> float | None:
     if value is None:
-        return default
-    if not isinstance(value, bool):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 2:
+        raise DatafariError(label, "'temperature' is a number from 0 to 2.")
+    return float(value)
+
+
+def flag(name: str, value: Any, label: str) -> bool | None:
+    if value is not None and not isinstance(value, bool):
         raise DatafariError(label, f"'{name}' is true or false.")
     return value
 
 
-def chat_core_fields(body: dict[str, Any], label: str, settings: Settings) -> ChatCoreFields:
-    """The chat-core fields of ``body``, each checked; raises DatafariError with ``label``."""
-    name = body.get("collection_name")
-    if name is not None and (not isinstance(name, str) or name not in collections(settings)):
-        raise DatafariError(label, "'collection_name' names no collection this endpoint searches.")
-    filters = NO_FILTER
-    key, values = body.get("metadata_filter_key"), body.get("metadata_filter_values")
-    if (key is None) != (values is None):
-        raise DatafariError(label, "Give 'metadata_filter_key' and 'metadata_filter_values' together.")
-    if key is not None:
-        if not isinstance(key, str) or key not in FIELDS:
-            raise DatafariError(label, f"'metadata_filter_key' is one of {', '.join(FIELDS)}.")
-        try:
-            filters = source_filter({key: values})
-        except ValueError:
-            raise DatafariError(label, "'metadata_filter_values' is a list of 1 to 1000 strings.") from None
-    top_k = body.get("top_k")
-    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K):
-        raise DatafariError(label, f"'top_k' is a whole number from 1 to {MAX_TOP_K}.")
-    temperature = body.get("temperature")
-    if temperature is not None:
-        if isinstance(temperature, bool) or not isinstance(temperature, int | float) or not 0 <= temperature <= 2:
-            raise DatafariError(label, "'temperature' is a number from 0 to 2.")
-        temperature = float(temperature)
-    user_id = body.get("user_id")
-    if user_id is not None and (not isinstance(user_id, str) or len(user_id) > 200):
+def user_id(value: Any, label: str) -> str | None:
+    if value is not None and (not isinstance(value, str) or len(value) > 200):
         raise DatafariError(label, "'user_id' is a string of at most 200 characters.")
-    return ChatCoreFields(
-        filters,
-        top_k,
-        temperature,
-        whole_documents=not _flag(body, "use_paragraph", label, True),
-        is_test=_flag(body, "is_test", label, False),
-        history_filter=_history_filter(body.get("history_filter"), label),
-    )
+    return value
+
+
+def history_filter(value: Any, label: str) -> HistoryFilter:
+    return _history_filter(value, label)
 
 
 def _history_filter(value: Any, label: str) -> HistoryFilter:

@@ -6,20 +6,35 @@ store that owns it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, WithJsonSchema
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    WithJsonSchema,
+    model_validator,
+)
 
 from ..config import Settings
 from ..errors import DatafariError
 from ..filters import FIELDS as FILTER_FIELDS
+from ..filters import NO_FILTER, SourceFilter, source_filter
 from ..prompts import FORMATS, LANGUAGES
 from ..prompts.overrides import MAX_TEMPLATE_CHARS, OVERRIDABLE, TemplateError, checked_templates
+from ..rag.history import EVERY_MESSAGE
 from ..rag.pipeline import RagRequest
 from ..registry import RETRIEVAL_MODES, STRATEGIES
+from . import chat_core as chat_rules
 from .body import json_object
-from .chat_core import MAX_TOP_K, chat_core_fields
+from .chat_core import MAX_TOP_K, ChatCoreFields
 from .validation import (
     MAX_HISTORY,
     MAX_ID_CHARS,
@@ -208,10 +223,12 @@ class NewApiKey(Shape):
 
 @dataclass(frozen=True)
 class Reading:
-    """What the answer bodies' checks need: the refusal's label, the configured longest query."""
+    """What the answer bodies' checks need: the refusal's label, the configured longest query, and
+    the configuration answering them (what chat-core's ``collection_name`` may name)."""
 
     label: str
     max_query: int
+    settings: Settings | None = None
 
 
 # The configured longest query: the document writes ``query.max.length``'s value here.
@@ -225,12 +242,22 @@ def _reading(info: ValidationInfo) -> Reading:
     return info.context
 
 
+def _relabeled(label: str, check: Callable[[], Any]) -> Any:
+    """``check()``, its refusal given the body's label (a parser answers with ``ragBadRequest``)."""
+    try:
+        return check()
+    except DatafariError as exc:
+        if exc.label == label:
+            raise
+        raise DatafariError(label, exc.reason) from None
+
+
 def _query(value: Any, info: ValidationInfo) -> str:
-    return parse_query(value, _reading(info).max_query)
+    return _relabeled(_reading(info).label, lambda: parse_query(value, _reading(info).max_query))
 
 
 def _prompt(value: Any, info: ValidationInfo) -> str | None:
-    return parse_prompt(value, _reading(info).max_query)
+    return _relabeled(_reading(info).label, lambda: parse_prompt(value, _reading(info).max_query))
 
 
 def _id(value: Any, info: ValidationInfo) -> str | None:
@@ -242,7 +269,7 @@ def _lang(value: Any, info: ValidationInfo) -> str | None:
 
 
 def _format(value: Any, info: ValidationInfo) -> str | None:
-    return parse_format(value)
+    return _relabeled(_reading(info).label, lambda: parse_format(value))
 
 
 def _history(value: Any, info: ValidationInfo) -> list[dict[str, str]]:
@@ -303,8 +330,18 @@ ConversationRef = Annotated[
     Any,
     WithJsonSchema({"type": "string", "maxLength": MAX_ID_CHARS, "description": "a conversation kept on the server"}),
 ]
+
+
+def _filters(value: Any, info: ValidationInfo) -> SourceFilter:
+    try:
+        return source_filter(value)
+    except ValueError as exc:
+        raise DatafariError(_reading(info).label, str(exc)) from None
+
+
 Filters = Annotated[
     Any,
+    BeforeValidator(_filters),
     WithJsonSchema(
         {
             "type": "object",
@@ -341,29 +378,68 @@ CHAT_CORE_SCHEMAS: dict[str, dict[str, Any]] = {
     },
 }
 
-ChatCoreCollectionName = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["collection_name"])]
-ChatCoreMetadataFilterKey = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["metadata_filter_key"])]
-ChatCoreMetadataFilterValues = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["metadata_filter_values"])]
-ChatCoreTopK = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["top_k"])]
-ChatCoreTemperature = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["temperature"])]
-ChatCoreUseParagraph = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["use_paragraph"])]
-ChatCoreIsTest = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["is_test"])]
-ChatCoreUserId = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["user_id"])]
-ChatCoreHistoryFilter = Annotated[Any, WithJsonSchema(CHAT_CORE_SCHEMAS["history_filter"])]
+
+def _rule(check: Callable[[Any, str], Any]) -> Callable[[Any, ValidationInfo], Any]:
+    """``api/chat_core.py``'s ``check(value, label)`` as a field's validator."""
+    return lambda value, info: check(value, _reading(info).label)
+
+
+def _collection(value: Any, info: ValidationInfo) -> str | None:
+    settings = _reading(info).settings
+    if settings is None:  # a programming error, never a client's
+        raise TypeError("a body with chat-core's collection_name is read with the settings it answers with")
+    return chat_rules.collection_name(value, _reading(info).label, settings)
+
+
+def _schema(name: str) -> WithJsonSchema:
+    return WithJsonSchema(CHAT_CORE_SCHEMAS[name])
+
+
+CollectionName = Annotated[Any, BeforeValidator(_collection), _schema("collection_name")]
+MetadataFilterKey = Annotated[
+    Any, BeforeValidator(_rule(chat_rules.metadata_filter_key)), _schema("metadata_filter_key")
+]
+MetadataFilterValues = Annotated[Any, _schema("metadata_filter_values")]  # checked with the key
+TopK = Annotated[Any, BeforeValidator(_rule(chat_rules.top_k)), _schema("top_k")]
+Temperature = Annotated[Any, BeforeValidator(_rule(chat_rules.temperature)), _schema("temperature")]
+UseParagraph = Annotated[
+    Any, BeforeValidator(_rule(partial(chat_rules.flag, "use_paragraph"))), _schema("use_paragraph")
+]
+IsTest = Annotated[Any, BeforeValidator(_rule(partial(chat_rules.flag, "is_test"))), _schema("is_test")]
+UserId = Annotated[Any, BeforeValidator(_rule(chat_rules.user_id)), _schema("user_id")]
+HistoryFilterField = Annotated[Any, BeforeValidator(_rule(chat_rules.history_filter)), _schema("history_filter")]
 
 
 class ChatCoreShape(Shape):
-    """chat-core's request fields, shared by the bodies that answer it (``api/chat_core.py``)."""
+    """chat-core's request fields, shared by the bodies that answer it, each checked by
+    ``api/chat_core.py``'s rule for it; :meth:`chat_core` gives what they ask of the answer."""
 
-    collection_name: ChatCoreCollectionName = None
-    metadata_filter_key: ChatCoreMetadataFilterKey = None
-    metadata_filter_values: ChatCoreMetadataFilterValues = None
-    top_k: ChatCoreTopK = None
-    temperature: ChatCoreTemperature = None
-    use_paragraph: ChatCoreUseParagraph = None
-    is_test: ChatCoreIsTest = None
-    user_id: ChatCoreUserId = None
-    history_filter: ChatCoreHistoryFilter = None
+    collection_name: CollectionName = None
+    metadata_filter_key: MetadataFilterKey = None
+    metadata_filter_values: MetadataFilterValues = None
+    top_k: TopK = None
+    temperature: Temperature = None
+    use_paragraph: UseParagraph = None
+    is_test: IsTest = None
+    user_id: UserId = None
+    history_filter: HistoryFilterField = None
+    _metadata: SourceFilter = PrivateAttr(default=NO_FILTER)  # the metadata filter, once checked
+
+    @model_validator(mode="after")
+    def _metadata_filter(self, info: ValidationInfo) -> ChatCoreShape:
+        label = _reading(info).label
+        self._metadata = chat_rules.metadata_filter(self.metadata_filter_key, self.metadata_filter_values, label)
+        return self
+
+    def chat_core(self) -> ChatCoreFields:
+        return ChatCoreFields(
+            self._metadata,
+            self.top_k,
+            self.temperature,
+            whole_documents=self.use_paragraph is False,
+            is_test=self.is_test is True,
+            history_filter=self.history_filter if self.history_filter is not None else EVERY_MESSAGE,
+        )
 
 
 class RagBody(ChatCoreShape):
@@ -386,7 +462,7 @@ class RagBody(ChatCoreShape):
 class WorkflowQuery(RagBody):
     """``ai/rag``'s body and Datafari 7.0's ``filters``, which narrow the workflow's."""
 
-    filters: Filters = None
+    filters: Filters = Field(default=None, validate_default=True)
 
 
 class SummarizeBody(Shape):
@@ -396,26 +472,84 @@ class SummarizeBody(Shape):
     lang: Lang = None
 
 
+ACTIONS = ("rag", "summarize", "search", "agentic")
+
+
+def _action(value: Any, info: ValidationInfo) -> str:
+    if value is None or value == "":
+        return "rag"
+    if value not in ACTIONS:
+        raise DatafariError(_reading(info).label, f"'action' must be one of {', '.join(ACTIONS)}.")
+    return str(value)
+
+
+def _memory(value: Any, info: ValidationInfo) -> str | None:
+    if value is not None and (not isinstance(value, str) or not value.strip() or len(value) > 200):
+        raise DatafariError(_reading(info).label, "'memoryId' must be a string of at most 200 characters.")
+    return value
+
+
+def _agent(value: Any, info: ValidationInfo) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise DatafariError(_reading(info).label, "'agent' must be a string.")
+    return value
+
+
 class AiBody(ChatCoreShape):
-    """Datafari 7.0's AiRequest (and the 6.x fields ``ai/stream`` shares); what each action needs
-    is checked by ``api/ai.py``."""
+    """Datafari 7.0's AiRequest (and the 6.x fields ``ai/stream`` shares), each field checked by
+    its parser; :attr:`text` is the query the action needs (``summarize`` needs an ``id``)."""
 
     model_config = ConfigDict(extra="forbid", strict=False)
 
-    query: Annotated[Any, WithJsonSchema(QUESTION)] = None
+    query: Annotated[Any, WithJsonSchema(QUESTION)] = None  # with q: checked with the action
     q: Annotated[Any, WithJsonSchema(QUESTION)] = None
-    action: Annotated[Any, WithJsonSchema({"enum": ["rag", "summarize", "search", "agentic"]})] = None
-    id: Annotated[Any, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS})] = None
-    lang: Annotated[Any, WithJsonSchema(LANG_SCHEMA)] = None
-    format: Annotated[Any, WithJsonSchema(FORMAT_SCHEMA)] = None
-    history: Annotated[Any, WithJsonSchema(_history_schema("message"))] = None
-    prompt: Annotated[Any, WithJsonSchema(QUESTION)] = None
-    filters: Filters = None
-    agent: Annotated[Any, WithJsonSchema({"type": "string"})] = None
+    action: Annotated[Any, BeforeValidator(_action), WithJsonSchema({"enum": list(ACTIONS)})] = Field(
+        default=None, validate_default=True
+    )
+    id: DocId = None
+    lang: Lang = None
+    format: Format = None
+    history: Annotated[Any, BeforeValidator(_history), WithJsonSchema(_history_schema("message"))] = Field(
+        default=None, validate_default=True
+    )
+    prompt: Prompt = None
+    filters: Filters = Field(default=None, validate_default=True)
+    agent: Annotated[Any, BeforeValidator(_agent), WithJsonSchema({"type": "string"})] = None
     conversationId: ConversationRef = None
     room_id: ConversationRef = None
-    search_type: Annotated[Any, WithJsonSchema({"enum": list(SEARCH_TYPES)})] = None
-    memoryId: Annotated[Any, WithJsonSchema({"type": "string", "maxLength": 200})] = None
+    search_type: SearchType = Field(default=None, validate_default=True)
+    memoryId: Annotated[Any, BeforeValidator(_memory), WithJsonSchema({"type": "string", "maxLength": 200})] = None
+    _text: str = PrivateAttr(default="")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_fields_first(cls, body: Any, info: ValidationInfo) -> Any:
+        """Unknown fields are said before anything else is checked, as 7.0 answers them."""
+        unknown = sorted(set(body) - set(cls.model_fields)) if isinstance(body, dict) else []
+        if unknown:
+            raise DatafariError(_reading(info).label, f"Unknown field(s): {', '.join(unknown)}.")
+        return body
+
+    @model_validator(mode="after")
+    def _what_the_action_needs(self, info: ValidationInfo) -> AiBody:
+        reading = _reading(info)
+        if self.query is not None and self.q is not None:
+            raise DatafariError(reading.label, "Give 'query' or 'q', not both.")
+        if self.action == "summarize":
+            if self.id is None:
+                raise DatafariError(reading.label, "'id' is required for summarize.")
+            return self
+        text = self.query if self.query is not None else self.q
+        try:
+            self._text = parse_query(text, reading.max_query)
+        except DatafariError as exc:
+            reason = f"'query' (or 'q') is required for {self.action}: {exc.reason}"
+            raise DatafariError(reading.label, reason) from None
+        return self
+
+    @property
+    def text(self) -> str:
+        return self._text
 
 
 class WorkflowBody(Shape):
@@ -444,11 +578,15 @@ class WorkflowBody(Shape):
     default: Annotated[Any, WithJsonSchema({"type": "boolean"})] = None
 
 
-def rag_request(body: dict[str, Any], settings: Settings, default_lang: str | None) -> tuple[RagRequest, bool]:
-    """The body of ``POST ai/rag`` (or a workflow's query, ``settings`` its pipeline's) as the
-    pipeline's request, with chat-core's fields; and whether the answer is kept (not ``is_test``)."""
-    rag = RagBody.model_validate(body, context=Reading("ragBadRequest", settings.query_max_length))
-    chat = chat_core_fields(body, "ragBadRequest", settings)
+def rag_request(
+    body: dict[str, Any], settings: Settings, default_lang: str | None, shape: type[RagBody] | None = None
+) -> tuple[RagRequest, bool]:
+    """The body of ``POST ai/rag`` (or a workflow's query: ``shape`` WorkflowQuery, ``settings`` its
+    pipeline's) as the pipeline's request, with chat-core's fields; and whether the answer is kept
+    (not ``is_test``)."""
+    reading = Reading("ragBadRequest", settings.query_max_length, settings)
+    rag = (shape or RagBody).model_validate(body, context=reading)
+    chat = rag.chat_core()
     request = RagRequest(
         query=rag.query,
         doc_id=rag.id,
@@ -457,6 +595,7 @@ def rag_request(body: dict[str, Any], settings: Settings, default_lang: str | No
         format=rag.format,
         question=rag.prompt,
         mode=rag.search_type,
+        filters=getattr(rag, "filters", None) or NO_FILTER,  # a workflow's query: 7.0's filters
     )
     return chat.applied(request), not chat.is_test
 

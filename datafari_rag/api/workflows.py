@@ -13,14 +13,12 @@ user) runs one.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from flask import Blueprint, Response
 
 from ..config import ConfigError
 from ..errors import DatafariError
-from ..filters import source_filter
 from ..retrieval.rerank import build_reranker
 from ..solr import SolrError
 from ..solr.bootstrap import SchemaProblem, ensure_collections
@@ -176,10 +174,6 @@ def query_workflow(workflow_id: str) -> Response:
     workflow = store_call(workflow_store().get, workflow_id)
     body = json_object("ragBadRequest")
     pipeline = live().workflow_pipeline(workflow)
-    try:  # Datafari 7.0's filters: they narrow the workflow's, never widen them
-        filters = source_filter(body.get("filters"))
-    except ValueError as exc:
-        raise DatafariError("ragBadRequest", str(exc)) from None
-    rag, keep = rag_request(body, pipeline.settings, accept_language())
-    rag = replace(rag, filters=filters.narrowed(rag.filters))
+    # Datafari 7.0's filters narrow the workflow's, never widen them (the pipeline's own apply too)
+    rag, keep = rag_request(body, pipeline.settings, accept_language(), WorkflowQuery)
     return run_rag(*bind_answer(rag, conversation_id(body, "ragBadRequest"), keep=keep), pipeline)
