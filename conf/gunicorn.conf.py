@@ -6,7 +6,7 @@ than processes carry the concurrency; two processes use both cores. Each process
 threads to hold every request of a burst by itself, because connections are not spread evenly
 between processes (measured: 32 threads per process served 64 concurrent 1-second LLM calls at
 0.47 of the ideal rate, 64 threads at bench/concurrency.py's figure); answers may hold all but
-``server.reservedThreads`` of them (see datafari_rag/api/capacity.py).
+``server.reservedThreads`` of them (see datafari_rag/api/http/capacity.py).
 """
 
 import os
@@ -36,7 +36,7 @@ for _folder in _metrics.parent.glob("sidecar-*") if _metrics.parent.is_dir() els
         shutil.rmtree(_folder, ignore_errors=True)
 _metrics.mkdir(parents=True)
 
-from datafari_rag.api.gunicorn_errors import install as json_errors  # noqa: E402
+from datafari_rag.api.http.gunicorn_errors import install as json_errors  # noqa: E402
 from datafari_rag.config import load_settings  # noqa: E402
 from datafari_rag.paths import control_socket  # noqa: E402
 

@@ -10,38 +10,38 @@ from flask import Flask
 
 from . import logs
 from .alerts.runner import run_due
-from .api import errors
-from .api.admin_settings import bp as admin_settings_bp
-from .api.ai import bp as ai_bp
-from .api.assistant import bp as assistant_bp
-from .api.auth import bp as auth_bp
-from .api.capacity import AnswerSlots
-from .api.conversations import bp as conversations_bp
-from .api.datafari_fields import bp as datafari_fields_bp
-from .api.datafari_saved import bp as datafari_saved_bp
-from .api.datafari_session import bp as datafari_session_bp
-from .api.datafari_v1 import bp as datafari_v1_bp
-from .api.document_link import bp as document_link_bp
-from .api.entity_suggest import bp as entity_suggest_bp
-from .api.export import bp as export_bp
-from .api.feedback import bp as feedback_bp
-from .api.health import bp as health_bp
-from .api.index_jobs import bp as index_jobs_bp
-from .api.mcp import McpEndpoint, with_mcp
-from .api.metrics import bp as metrics_bp
-from .api.metrics import count_requests
-from .api.oauth import OAuthEndpoint, serves_oauth
-from .api.oauth_sign_in import bp as oauth_sign_in_bp
-from .api.openapi import bp as openapi_bp
-from .api.rag import bp as rag_bp
-from .api.request_id import bp as request_id_bp
-from .api.resource_metadata import bp as resource_metadata_bp
-from .api.search import bp as search_bp
-from .api.stream import bp as stream_bp
-from .api.ui import bp as ui_bp
-from .api.update import bp as update_bp
-from .api.users import bp as users_bp
-from .api.workflows import bp as workflows_bp
+from .api.admin.admin_settings import bp as admin_settings_bp
+from .api.admin.health import bp as health_bp
+from .api.admin.index_jobs import bp as index_jobs_bp
+from .api.admin.metrics import bp as metrics_bp
+from .api.admin.metrics import count_requests
+from .api.admin.users import bp as users_bp
+from .api.admin.workflows import bp as workflows_bp
+from .api.datafari.ai import bp as ai_bp
+from .api.datafari.assistant import bp as assistant_bp
+from .api.datafari.conversations import bp as conversations_bp
+from .api.datafari.datafari_fields import bp as datafari_fields_bp
+from .api.datafari.datafari_saved import bp as datafari_saved_bp
+from .api.datafari.datafari_session import bp as datafari_session_bp
+from .api.datafari.datafari_v1 import bp as datafari_v1_bp
+from .api.datafari.document_link import bp as document_link_bp
+from .api.datafari.entity_suggest import bp as entity_suggest_bp
+from .api.datafari.export import bp as export_bp
+from .api.datafari.feedback import bp as feedback_bp
+from .api.datafari.rag import bp as rag_bp
+from .api.datafari.search import bp as search_bp
+from .api.datafari.stream import bp as stream_bp
+from .api.datafari.update import bp as update_bp
+from .api.http import errors
+from .api.http.auth import bp as auth_bp
+from .api.http.capacity import AnswerSlots
+from .api.http.openapi import bp as openapi_bp
+from .api.http.request_id import bp as request_id_bp
+from .api.mcp.mcp import McpEndpoint, with_mcp
+from .api.mcp.oauth import OAuthEndpoint, serves_oauth
+from .api.mcp.oauth_sign_in import bp as oauth_sign_in_bp
+from .api.mcp.resource_metadata import bp as resource_metadata_bp
+from .api.web_ui.ui import bp as ui_bp
 from .config import Settings, load_settings
 from .live import LiveServices
 from .llm import LlmService
@@ -52,7 +52,7 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
     app = Flask("datafari_rag")
     settings = settings or load_settings()
     live = LiveServices(settings, llm)
-    app.extensions["live"] = live  # what requests use: the settings of now (api/context.py)
+    app.extensions["live"] = live  # what requests use: the settings of now (api/http/context.py)
     app.extensions["datafari_rag"] = live.initial  # the settings at start
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_size  # larger bodies: 413, never read
     app.extensions["answer_slots"] = AnswerSlots(settings.server_threads, settings.server_reserved_threads)

@@ -1,7 +1,7 @@
 """Every error a client can be told about: Datafari's labels, codes and sentences, in one place.
 
 One exception, :class:`DatafariError`, carries a label from :data:`LABELS`; one Flask handler
-(``api/errors.py``) turns it into Datafari's error JSON. The status policy:
+(``api/http/errors.py``) turns it into Datafari's error JSON. The status policy:
 
 - errors of Datafari's RAG contract (``rag*``, ``summarization*``, and 7.0's ``ai*`` and
   ``agentic*`` labels) answer **HTTP 200**

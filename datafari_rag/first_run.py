@@ -13,7 +13,7 @@ from pathlib import Path
 
 import urllib3
 
-from .api.users import signed_token
+from .api.admin.users import signed_token
 from .config import Settings
 from .paths import kept_secret, var_dir
 from .store.users import UserStore

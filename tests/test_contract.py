@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from datafari_rag.api.contract import contract_of, names
-from datafari_rag.api.openapi import document, operations
-from datafari_rag.api.search import RAG_SELECT_PARAMS, SEARCH_PARAMS, VECTOR_PARAMS, select, vector
-from datafari_rag.api.shapes import MAX_QUERY, AiBody, RagBody, Reading, SummarizeBody, WorkflowBody, rag_request
+from datafari_rag.api.datafari.search import RAG_SELECT_PARAMS, SEARCH_PARAMS, VECTOR_PARAMS, select, vector
+from datafari_rag.api.http.contract import contract_of, names
+from datafari_rag.api.http.openapi import document, operations
+from datafari_rag.api.http.shapes import MAX_QUERY, AiBody, RagBody, Reading, SummarizeBody, WorkflowBody, rag_request
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.errors import DatafariError
@@ -129,7 +129,7 @@ CHAT_CORE = {
 
 
 def test_chat_cores_request_is_read_field_for_field() -> None:
-    from datafari_rag.api.ai import KNOWN
+    from datafari_rag.api.datafari.ai import KNOWN
 
     assert set(CHAT_CORE) <= KNOWN and set(CHAT_CORE) <= set(RagBody.model_fields)
     rag, keep = rag_request(CHAT_CORE, SETTINGS, None)
@@ -159,7 +159,7 @@ def test_a_bad_chat_core_field_is_refused_with_a_sentence(change: dict[str, obje
 
 
 def test_collection_name_accepts_the_collection_and_its_aliases_only() -> None:
-    from datafari_rag.api.chat_core import collections
+    from datafari_rag.api.http.chat_core import collections
 
     mine = SETTINGS.replace(collection_main="hr_FileShare", chat_collection_aliases="hr, people")
     assert collections(mine) == {"hr_FileShare", "hr", "people"}
@@ -178,7 +178,7 @@ def test_a_body_read_without_its_reading_is_a_programming_error() -> None:
 
 
 def test_the_ai_body_lists_every_field_ai_reads() -> None:
-    from datafari_rag.api.ai import KNOWN
+    from datafari_rag.api.datafari.ai import KNOWN
 
     assert KNOWN == set(AiBody.model_fields) >= {"query", "q", "action", "filters", "memoryId", "room_id"}
 

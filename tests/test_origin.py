@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from datafari_rag.api.origin import cross_site
+from datafari_rag.api.http.origin import cross_site
 
 
 @pytest.mark.parametrize(

@@ -14,8 +14,8 @@ import click
 import pytest
 
 from datafari_rag import cli
-from datafari_rag.api.openapi import document
-from datafari_rag.api.ui import POINTS, STATIC
+from datafari_rag.api.http.openapi import document
+from datafari_rag.api.web_ui.ui import POINTS, STATIC
 from datafari_rag.app import create_app
 from datafari_rag.config import KEYS, Settings
 from datafari_rag.indexing.chunkers import CHUNKERS as CHUNKER_FUNCTIONS

@@ -6,7 +6,7 @@ import json
 
 from flask import Flask
 
-from datafari_rag.api.search import _solr_json
+from datafari_rag.api.datafari.search import _solr_json
 
 
 def test_echoed_parameters_are_the_clients_own() -> None:

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from datafari_rag.api import shapes
-from datafari_rag.api.openapi import document
-from datafari_rag.api.shapes import SHAPES, ConversationChange, NewConversation, NewUser, UserChange, read
+from datafari_rag.api.http import shapes
+from datafari_rag.api.http.openapi import document
+from datafari_rag.api.http.shapes import SHAPES, ConversationChange, NewConversation, NewUser, UserChange, read
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.errors import DatafariError
@@ -61,6 +61,6 @@ def test_the_openapi_document_takes_every_shape_from_its_model() -> None:
 
 
 def test_every_body_a_view_reads_is_a_declared_shape() -> None:
-    api = Path(shapes.__file__).parent
-    read_with = {m for p in api.glob("*.py") for m in re.findall(r"\bread\((\w+),", p.read_text())}
+    api = Path(shapes.__file__).parents[1]
+    read_with = {m for p in api.rglob("*.py") for m in re.findall(r"\bread\((\w+),", p.read_text())}
     assert read_with <= {m.__name__ for m in SHAPES} and read_with

@@ -1,6 +1,6 @@
 """Who the user is, which tokens they hold, and the ACL filter every Solr read carries.
 
-Nothing here knows of Flask or of the web API: ``api/auth.py`` resolves each request's access
+Nothing here knows of Flask or of the web API: ``api/http/auth.py`` resolves each request's access
 with :func:`resolve_access`, and ``solr/search.py`` adds :func:`acl_params` to every read.
 """
 

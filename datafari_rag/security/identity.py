@@ -1,7 +1,7 @@
 """Who is asking: a JWT, a header from a trusted reverse proxy, or nobody (anonymous).
 
 A pure function of the request's headers, its remote address and the settings (no Flask here:
-``api/auth.py`` calls it once per request). The first present wins: ``Authorization: Bearer``
+``api/http/auth.py`` calls it once per request). The first present wins: ``Authorization: Bearer``
 (verified: signature, expiry, issuer and audience when configured), then
 ``security.trustedHeader`` (only from ``security.trustedProxies``), else anonymous if
 ``security.anonymous.allowed``. A credential that is present but wrong is refused; it never falls

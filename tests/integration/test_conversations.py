@@ -401,7 +401,7 @@ def test_random_users_rate_their_own_answers_and_ratings_show_only_what_the_read
     one), reads only their own ratings, and the administrator (no HR token) reads everyone's —
     with every answer built from the HR document withheld. Control: with the withholding switched
     off, the same administrator's listing shows the HR answers (the check is not blind)."""
-    from datafari_rag.api import feedback as feedback_api
+    from datafari_rag.api.datafari import feedback as feedback_api
     from datafari_rag.evaluation.answers import load_qa
     from datafari_rag.evaluation.feedback_set import export_good_answers
 

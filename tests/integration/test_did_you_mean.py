@@ -118,7 +118,7 @@ def test_the_control_without_the_users_check_suggests_hidden_words(
     world: tuple[Settings, World], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The harness is not blind: with every proposal taken as found, it reports the leaks."""
-    monkeypatch.setattr("datafari_rag.api.did_you_mean.finds_readable", lambda *args: True)
+    monkeypatch.setattr("datafari_rag.api.datafari.did_you_mean.finds_readable", lambda *args: True)
     settings, w = world
     leaks, _ = trials(create_app(settings).test_client(), w, seed=11, count=80)
     assert len(leaks) > 5, leaks

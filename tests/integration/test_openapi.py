@@ -21,8 +21,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from datafari_rag.api.openapi import document
-from datafari_rag.api.search import RAG_SELECT_PARAMS, SEARCH_PARAMS, VECTOR_PARAMS
+from datafari_rag.api.datafari.search import RAG_SELECT_PARAMS, SEARCH_PARAMS, VECTOR_PARAMS
+from datafari_rag.api.http.openapi import document
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.solr import SolrClient

@@ -1,0 +1,1 @@
+"""Administration: run-time settings, users, workflows and their keys, index jobs, health and metrics."""
