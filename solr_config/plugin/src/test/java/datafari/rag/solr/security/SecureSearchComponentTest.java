@@ -5,8 +5,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import org.apache.lucene.search.Query;
 import org.apache.solr.common.SolrException;
 import org.apache.solr.common.util.Utils;
+import org.apache.solr.request.LocalSolrQueryRequest;
+import org.apache.solr.request.SolrQueryRequest;
 import org.junit.BeforeClass;
 import org.junit.Test;
 
@@ -89,6 +92,37 @@ public class SecureSearchComponentTest extends SecuredCoreTestCase {
       ids.add((String) ((Map<String, Object>) doc).get("id"));
     }
     return ids;
+  }
+
+  /** The filter {@code {!manifoldCFSecurity}} makes for a request of {@code principal}. */
+  private static Query filterOf(String principal, String... params) throws Exception {
+    SolrQueryRequest req = req(params);
+    ((LocalSolrQueryRequest) req).setUserPrincipalName(principal);
+    try {
+      return h.getCore()
+          .getQueryPlugin(ManifoldCFSecurityQParserPlugin.NAME)
+          .createParser("", null, req.getParams(), req)
+          .parse();
+    } finally {
+      req.close();
+    }
+  }
+
+  @Test
+  public void theSameTokensShareOneFilterAndOtherTokensHaveTheirOwn() throws Exception {
+    Query alice = filterOf("alice");
+    assertSame("built once per set of tokens", alice, filterOf("alice"));
+    // the service account naming alice: the same tokens, the same filter
+    assertSame(alice, filterOf("datafari-rag", "AuthenticatedUserName", "alice"));
+    Query bob = filterOf("bob");
+    assertNotEquals(alice, bob);
+    assertEquals(
+        ManifoldCFSecurityQParserPlugin.filter(Set.of("staff", "datafari-rag-user:bob")), bob);
+    // a group's tokens are the user's too: a different set, a different filter
+    Query board =
+        filterOf("datafari-rag", "AuthenticatedUserName", "bob", "AuthenticatedUserGroup", "board");
+    assertNotEquals(bob, board);
+    assertEquals(ManifoldCFSecurityQParserPlugin.filter(Set.of()), filterOf(null));
   }
 
   @Test
