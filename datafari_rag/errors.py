@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 _TRY_LATER = "Please try again later, and if the problem remains, contact an administrator."
 
 
@@ -157,3 +159,55 @@ class DatafariError(Exception):
         if self.reason:
             error["reason"] = self.reason
         return {"status": "ERROR", "content": {"message": self.message, "documents": [], "error": error}}
+
+
+# --- request bodies that are not what they must be (pydantic models) -----------------------
+
+
+def refusal(exc: ValidationError) -> str:
+    """What was wrong with a body, in a sentence per field (unknown fields together)."""
+    unknown = sorted(_path(e["loc"]) for e in exc.errors() if e["type"] == "extra_forbidden")
+    said = [f"Unknown field(s): {', '.join(unknown)}."] if unknown else []
+    for error in exc.errors():
+        if error["type"] != "extra_forbidden":
+            said.append(_sentence(error))
+    return " ".join(dict.fromkeys(said))
+
+
+# what each kind of pydantic error says, with the field's name and the error's context
+SENTENCES = {
+    "greater_than_equal": "'{name}' is at least {ge}.",
+    "less_than_equal": "'{name}' is at most {le}.",
+    "float_type": "'{name}' is a number.",
+    "union_tag_invalid": "'{name}' has a 'kind' among {expected_tags}.",
+    "union_tag_not_found": "'{name}' has a 'kind'.",
+    "checked": "{reason}",  # a check's own sentence (PydanticCustomError("checked", "{reason}", …))
+    "missing": "'{name}' is required.",
+    "bool_type": "'{name}' is true or false.",
+    "string_type": "'{name}' is text.",
+    "int_type": "'{name}' is a whole number.",
+    "int_from_float": "'{name}' is a whole number.",
+    "list_type": "'{name}' is a list.",
+    "dict_type": "'{name}' is an object.",
+    "too_short": "'{name}' holds at least {min_length} item{min_s}.",
+    "string_too_short": "'{name}' has at least {min_length} character{min_s}.",
+    "string_too_long": "'{name}' has at most {max_length} character{max_s}.",
+    "string_pattern_mismatch": "'{name}' does not have the expected form ({pattern}).",
+    "literal_error": "'{name}' is one of {expected}.",
+}
+
+
+def _sentence(error: Any) -> str:
+    name = _path(error["loc"]) or "the body"
+    template = SENTENCES.get(error["type"])
+    if template is None:
+        return f"'{name}': {error['msg']}."
+    ctx = dict(error.get("ctx") or {})
+    for bound in ("min", "max"):  # "1 character", "8 characters"
+        ctx[f"{bound}_s"] = "" if ctx.get(f"{bound}_length") == 1 else "s"
+    return template.format(name=name, **ctx)
+
+
+def _path(loc: tuple[Any, ...]) -> str:
+    """A field's place in the body: ``chunker.overlap``, ``queryEnhancers.0.multiQuery.count``."""
+    return ".".join(str(part) for part in loc)

@@ -12,11 +12,10 @@ from flask import Flask
 from datafari_rag.api.datafari.search import RAG_SELECT_PARAMS, SEARCH_PARAMS, VECTOR_PARAMS, select, vector
 from datafari_rag.api.http.contract import contract_of, names
 from datafari_rag.api.http.openapi import document, operations
-from datafari_rag.api.http.shapes import MAX_QUERY, AiBody, RagBody, Reading, SummarizeBody, WorkflowBody, rag_request
+from datafari_rag.api.http.shapes import MAX_QUERY, AiBody, RagBody, Reading, SummarizeBody, rag_request
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.errors import DatafariError
-from datafari_rag.workflows.spec import FIELDS as WORKFLOW_FIELDS
 
 
 @pytest.fixture(scope="module")
@@ -74,10 +73,6 @@ def test_the_configured_longest_query_is_in_the_document(app: Flask) -> None:
     assert schemas["RagBody"]["properties"]["query"]["maxLength"] == 1234
     assert schemas["RagBody"]["required"] == ["query"]
     assert MAX_QUERY not in json.dumps(schemas)  # no placeholder left
-
-
-def test_a_workflow_body_names_the_fields_the_workflow_parser_reads() -> None:
-    assert set(WorkflowBody.model_fields) == WORKFLOW_FIELDS
 
 
 def _refusal(model: type[Any], body: dict[str, Any], label: str = "ragBadRequest") -> DatafariError:

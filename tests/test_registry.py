@@ -80,7 +80,7 @@ def test_a_workflow_takes_every_registered_entry_and_nothing_else(field: str, re
 
 def test_the_openapi_enums_are_the_registry() -> None:
     schemas = document(create_app(Settings()), 4000)["components"]["schemas"]
-    workflow = schemas["WorkflowBody"]["properties"]
+    workflow = schemas["WorkflowSpec"]["properties"]
     assert workflow["retrieval"]["enum"] == list(RETRIEVAL_MODES.names)
     assert workflow["strategy"]["enum"] == list(STRATEGIES.names)
 

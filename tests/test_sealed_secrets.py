@@ -49,13 +49,13 @@ def test_the_secrets_saved_at_run_time_are_sealed_in_the_database(database_url: 
         settings,
     )
     made = handle.workflows().create(spec)
-    stored = raw(handle, "SELECT key, value FROM setting_override") + raw(handle, "SELECT options FROM ranker")
+    stored = raw(handle, "SELECT key, value FROM setting_override") + raw(handle, "SELECT document FROM workflow")
     assert TOKEN not in stored and RERANK_KEY not in stored and stored.count(PREFIX) == 2
     assert "rag.maxFiles" in stored and "'4'" in stored  # what is not a secret stays readable
     # the product reads them back, in another process's handle too (the same key file)
     again = Stores(settings)
     assert again.overrides().values() == {"ai.api.token": TOKEN, "rag.maxFiles": "4"}
-    assert again.workflows().get(made.id).spec.ranker[2]["apiKey"] == RERANK_KEY
+    assert again.workflows().get(made.id).spec.ranker.apiKey == RERANK_KEY  # type: ignore[union-attr]
     assert stat.S_IMODE(os.stat(key_file).st_mode) == 0o600
     # another key opens nothing: the settings are refused, never read as garbage or as empty
     other = Stores(settings.replace(secrets_key=Fernet.generate_key().decode()))

@@ -116,6 +116,15 @@ def _plain_only(name: str, text: str) -> None:
         )
 
 
+# the JSON schema of templates given by name (a workflow's, a conversation's)
+PROMPTS_SCHEMA = {
+    "type": "object",
+    "propertyNames": {"enum": list(OVERRIDABLE)},
+    "additionalProperties": {"type": "string", "minLength": 1, "maxLength": MAX_TEMPLATE_CHARS},
+    "description": "prompt name: jinja2 text (without blocks: the instructions)",
+}
+
+
 def checked_templates(value: Any, where: str, plain: bool = False) -> dict[str, str]:
     """Overrides as a conversation (``plain``) or a workflow gives them: known prompt names, text of
     at most 20000 characters, each compiled and tried with every variable the prompt gets

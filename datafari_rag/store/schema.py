@@ -12,7 +12,6 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     DateTime,
-    Float,
     ForeignKey,
     Integer,
     String,
@@ -152,84 +151,22 @@ class SettingOverride(Base):
 
 
 class Workflow(Base):
-    """A named RAG pipeline: its retrieval, strategy and prompt here; its chunker, query enhancers,
-    filters, ranker and API keys in their own tables."""
+    """A named RAG pipeline: the workflow's whole document (``workflows/spec.py``'s model, secrets
+    sealed), beside what the store searches by (its name, whether it is the default); its API keys
+    in their own table."""
 
     __tablename__ = "workflow"
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     name: Mapped[str] = mapped_column(String(100), unique=True)
-    description: Mapped[str] = mapped_column(String(500))
-    retrieval: Mapped[str] = mapped_column(String(16))
-    strategy: Mapped[str] = mapped_column(String(16))
-    parent_child: Mapped[bool] = mapped_column(Boolean)
-    instructions: Mapped[str] = mapped_column(Text)
-    prompts: Mapped[str] = mapped_column(Text, default="{}", server_default="{}")  # {name: jinja2 text}, JSON
-    collection: Mapped[str] = mapped_column(String(40), server_default="")  # empty: the configuration's
     is_default: Mapped[bool] = mapped_column(Boolean)
+    document: Mapped[dict[str, Any]] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    chunker: Mapped[Chunker] = relationship(cascade="all, delete-orphan", passive_deletes=True)
-    enhancers: Mapped[list[QueryEnhancer]] = relationship(
-        order_by="QueryEnhancer.position", cascade="all, delete-orphan", passive_deletes=True
-    )
-    filters: Mapped[list[WorkflowFilter]] = relationship(
-        order_by="WorkflowFilter.id", cascade="all, delete-orphan", passive_deletes=True
-    )
-    ranker: Mapped[Ranker | None] = relationship(cascade="all, delete-orphan", passive_deletes=True)
 
 
 def _workflow_fk() -> Mapped[str]:
     return mapped_column(String(36), ForeignKey("workflow.id", ondelete="CASCADE"), index=True)
-
-
-class Chunker(Base):
-    """How a workflow's documents are cut at indexing time, and whether an LLM judges each chunk."""
-
-    __tablename__ = "chunker"
-    __table_args__ = (UniqueConstraint("workflow_id", name="uq_chunker_workflow"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    workflow_id: Mapped[str] = _workflow_fk()
-    kind: Mapped[str] = mapped_column(String(16))
-    max_chunk_size: Mapped[int] = mapped_column(Integer)
-    overlap: Mapped[int] = mapped_column(Integer)
-    evaluator: Mapped[bool] = mapped_column(Boolean)
-    threshold: Mapped[float] = mapped_column(Float)
-
-
-class QueryEnhancer(Base):
-    __tablename__ = "query_enhancer"
-    __table_args__ = (UniqueConstraint("workflow_id", "kind", name="uq_query_enhancer_kind"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    workflow_id: Mapped[str] = _workflow_fk()
-    position: Mapped[int] = mapped_column(Integer)
-    kind: Mapped[str] = mapped_column(String(16))
-    options: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-
-
-class WorkflowFilter(Base):
-    """One value a workflow's sources may hold in one field (values of a field: any of them)."""
-
-    __tablename__ = "workflow_filter"
-    __table_args__ = (UniqueConstraint("workflow_id", "field", "value", name="uq_workflow_filter"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    workflow_id: Mapped[str] = _workflow_fk()
-    field: Mapped[str] = mapped_column(String(32))
-    value: Mapped[str] = mapped_column(String(2048))
-
-
-class Ranker(Base):
-    __tablename__ = "ranker"
-    __table_args__ = (UniqueConstraint("workflow_id", name="uq_ranker_workflow"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    workflow_id: Mapped[str] = _workflow_fk()
-    kind: Mapped[str] = mapped_column(String(8))
-    top_n: Mapped[int] = mapped_column(Integer)
-    options: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # url, model, apiKey, path
 
 
 class ApiKey(Base):

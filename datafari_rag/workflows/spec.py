@@ -1,9 +1,12 @@
-"""A workflow as its API describes it, validated, and as the ``rag.properties`` keys it sets.
+"""A workflow, declared once: one pydantic model is the API's JSON (and its OpenAPI schema), the
+document the store keeps, the web UI's form (its schema in the page) and, through each part's
+``settings()``, the typed settings its stages read.
 
 A workflow is the product's pipeline with some stages chosen: its retrieval, strategy, prompt
 instructions and templates, parent-child enrichment, query enhancers, source filters, reranker and, at indexing
-time, its chunker. Running it is running the pipeline with those keys over the current settings,
-so a workflow can do exactly what the configuration can, and is checked by the same rules.
+time, its chunker. Running it is running the pipeline with those settings over the current ones,
+so a workflow can do exactly what the configuration can, and is checked by the same rules
+(``config.checked``). A new field is a field here and its line in ``changes()`` (CONTRIBUTING.md).
 """
 
 from __future__ import annotations
@@ -11,34 +14,28 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
 
-from ..config import KEYS, MAX_INSTRUCTIONS, ConfigError, Settings, checked, convert
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    WithJsonSchema,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from ..config import MAX_INSTRUCTIONS, ConfigError, Settings, checked
+from ..errors import refusal
+from ..filters import FIELDS as FILTER_FIELDS
 from ..filters import source_filter
-from ..prompts.overrides import TemplateError, checked_templates
-from ..registry import CHUNKERS, QUERY_ENHANCERS, RERANKERS, RETRIEVAL_MODES, STRATEGIES, Registry
+from ..prompts.overrides import PROMPTS_SCHEMA, TemplateError, checked_templates
+from ..registry import CHUNKERS, RETRIEVAL_MODES, STRATEGIES, Registry
 
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}$")
-COLLECTION = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,29}$")  # <it>_FileShare and <it>_VectorMain
-FIELDS = {
-    "name",
-    "description",
-    "retrieval",
-    "strategy",
-    "parentChild",
-    "instructions",
-    "prompts",
-    "chunker",
-    "queryEnhancers",
-    "filters",
-    "ranker",
-    "collection",
-    "default",
-}
-CHUNKER_FIELDS = {"kind", "maxChunkSize", "overlap", "evaluator", "threshold"}
-RANKER_OPTIONS = {"api": {"url", "model", "apiKey"}, "onnx": {"path"}, "llm": set()}
-SECRET_OPTIONS = {"apiKey"}  # saved, used, never shown back
+SECRET_OPTIONS = {"apiKey"}  # saved sealed, used, never shown back
 
 
 class WorkflowError(ValueError):
@@ -49,306 +46,298 @@ class WorkflowError(ValueError):
         self.label = label
 
 
-def _bad(message: str) -> WorkflowError:
-    return WorkflowError("workflowBadRequest", message)
+def _said(sentence: str) -> PydanticCustomError:
+    """A refusal whose sentence is whole (errors.SENTENCES["checked"])."""
+    return PydanticCustomError("checked", "{reason}", {"reason": sentence})
 
 
-@dataclass(frozen=True)
-class ChunkerSpec:
-    kind: str = "recursive"
-    max_chunk_size: int = 600  # characters
-    overlap: int = 0
-    evaluator: bool = False  # an LLM scores each chunk; below the threshold it is dropped
-    threshold: float = 0.9
+def _rule(check: Callable[[Any], bool], sentence: str) -> AfterValidator:
+    def run(value: Any) -> Any:
+        if not check(value):
+            raise _said(sentence)
+        return value
 
-    def as_dict(self) -> dict[str, Any]:
+    return AfterValidator(run)
+
+
+def _one_of(registry: Registry, name: str) -> Any:
+    """A name of ``registry``'s entries: the list is the registry's, in the schema too."""
+    sentence = f"'{name}' is one of {', '.join(registry.names)}."
+    schema = {"type": "string", "enum": list(registry.names), "description": registry.help()}
+    return Annotated[str, _rule(lambda v: v in registry, sentence), WithJsonSchema(schema)]
+
+
+def _templates(value: Any) -> dict[str, str]:
+    try:
+        return checked_templates(value, "'prompts'")
+    except TemplateError as exc:
+        raise _said(str(exc)) from None
+
+
+def _filters(value: Any) -> dict[str, tuple[str, ...]]:
+    try:
+        return dict(source_filter(value or None).values)
+    except ValueError as exc:
+        raise _said(str(exc)) from None
+
+
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}$")
+COLLECTION = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,29}$")  # <it>_FileShare and <it>_VectorMain
+WorkflowName = Annotated[
+    str,
+    _rule(
+        lambda v: bool(NAME.match(v)),
+        "'name' is 1 to 100 letters, digits, spaces, '.', '_' or '-', starting with a letter or digit.",
+    ),
+    WithJsonSchema({"type": "string", "pattern": NAME.pattern, "maxLength": 100}),
+]
+Collection = Annotated[
+    str,
+    _rule(
+        lambda v: v == "" or (bool(COLLECTION.match(v)) and v.lower() not in ("fileshare", "vectormain")),
+        "'collection' is empty (the configuration's) or 1 to 30 letters, digits or '_', starting with a letter: "
+        "the workflow's collections are <collection>_FileShare and <collection>_VectorMain.",
+    ),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": f"^$|{COLLECTION.pattern}",
+            "description": "its own <collection>_FileShare and _VectorMain",
+        }
+    ),
+]
+Templates = Annotated[
+    dict[str, str],
+    BeforeValidator(_templates),
+    WithJsonSchema(PROMPTS_SCHEMA),
+]
+Filters = Annotated[
+    dict[str, tuple[str, ...]],
+    BeforeValidator(_filters),
+    WithJsonSchema(
+        {
+            "type": "object",
+            "propertyNames": {"enum": list(FILTER_FIELDS)},
+            "additionalProperties": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            "description": "every search restricted to sources holding one of these values in each field",
+        }
+    ),
+]
+Option = Annotated[str | None, Field(max_length=2048)]
+
+
+class Part(BaseModel):
+    """A part of a workflow: exactly these fields, each of its type (no coercion), never changed."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class ChunkerSpec(Part):
+    """How a workflow's documents are cut at indexing time, and whether an LLM judges each chunk."""
+
+    kind: _one_of(CHUNKERS, "chunker.kind") = "recursive"  # type: ignore[valid-type]
+    maxChunkSize: int = Field(default=600, ge=50, le=8000, description="characters")
+    overlap: int = Field(default=0, ge=0, description="characters, less than maxChunkSize")
+    evaluator: bool = Field(default=False, description="an LLM scores each chunk; below the threshold it is dropped")
+    threshold: float = Field(default=0.9, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _overlap_within(self) -> ChunkerSpec:
+        if self.overlap >= self.maxChunkSize:
+            raise _said(f"'chunker.overlap' is a whole number from 0 to {self.maxChunkSize - 1}.")
+        return self
+
+    def settings(self) -> dict[str, Any]:
+        """The indexing settings of its chunker: they apply to the workflow's indexing jobs only
+        (never to the configuration's own indexing, even for the default workflow)."""
         return {
-            "kind": self.kind,
-            "maxChunkSize": self.max_chunk_size,
-            "overlap": self.overlap,
-            "evaluator": self.evaluator,
-            "threshold": self.threshold,
+            "vector_chunker": self.kind,
+            "vector_chunk_size": self.maxChunkSize,
+            "vector_chunk_unit": "characters",
+            "vector_max_overlap": self.overlap,
+            "vector_chunker_evaluator": self.evaluator,
+            "vector_chunker_evaluator_threshold": self.threshold,
         }
 
 
-@dataclass(frozen=True)
-class WorkflowSpec:
-    name: str
-    description: str = ""
-    retrieval: str = "bm25"
-    strategy: str = "simple"
-    parent_child: bool = False
-    instructions: str = ""
-    prompts: dict[str, str] = field(default_factory=dict)  # answer prompts replaced (prompts/overrides.py)
-    chunker: ChunkerSpec = field(default_factory=ChunkerSpec)
-    enhancers: tuple[tuple[str, dict[str, Any]], ...] = ()  # (kind, options), in order
-    filters: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    ranker: tuple[str, int, dict[str, Any]] | None = None  # (kind, topN, options)
-    collection: str = ""  # its own <collection>_FileShare and _VectorMain; empty: the configuration's
-    default: bool = False
+# --- query enhancers: one model per entry of registry.QUERY_ENHANCERS -----------------------------
+
+
+class Rewrite(Part):
+    kind: Literal["rewrite"]
+
+    def settings(self) -> dict[str, Any]:
+        return {"rewriting_bm25": True, "rewriting_vector": True}
+
+
+class MultiQuery(Part):
+    kind: Literal["multiQuery"]
+    count: int = Field(default=3, ge=1, le=5)
+    minVotes: int = Field(default=1, ge=1, description="at most count + 1")
+
+    @model_validator(mode="after")
+    def _votes_within(self) -> MultiQuery:
+        if self.minVotes > self.count + 1:
+            raise _said(f"'minVotes' is a whole number from 1 to {self.count + 1}.")
+        return self
+
+    def settings(self) -> dict[str, Any]:
+        return {"query_multi_query": self.count, "query_multi_query_min_votes": self.minVotes}
+
+
+class Hyde(Part):
+    kind: Literal["hyde"]
+
+    def settings(self) -> dict[str, Any]:
+        return {"query_hyde": True}
+
+
+class SelfQuery(Part):
+    kind: Literal["selfQuery"]
+    fields: list[Annotated[str, Field(min_length=1, max_length=100)]] = Field(min_length=1, max_length=20)
+
+    def settings(self) -> dict[str, Any]:
+        return {"query_self_query_fields": ",".join(self.fields)}
+
+
+Enhancer = Annotated[Rewrite | MultiQuery | Hyde | SelfQuery, Field(discriminator="kind")]
+
+
+def _kind(model: type[Part]) -> str:
+    return str(get_args(model.model_fields["kind"].annotation)[0])
+
+
+ENHANCERS: dict[str, type[Part]] = {_kind(c): c for c in (Rewrite, MultiQuery, Hyde, SelfQuery)}
+
+
+# --- rerankers: one model per entry of registry.RERANKERS ------------------------------------------
+
+
+class Ranker(Part):
+    kind: str
+    topN: int = Field(default=20, ge=2, le=100)
+
+    def settings(self) -> dict[str, Any]:
+        return {"rerank_enabled": True, "rerank_backend": self.kind, "rerank_top_n": self.topN}
+
+
+class ApiRanker(Ranker):
+    kind: Literal["api"]
+    url: Option = None  # each None: the configuration's
+    model: Option = None
+    apiKey: Option = None
+
+    def settings(self) -> dict[str, Any]:
+        given = {"rerank_api_url": self.url, "rerank_api_model": self.model, "rerank_api_key": self.apiKey}
+        return super().settings() | {k: v for k, v in given.items() if v is not None}
+
+
+class OnnxRanker(Ranker):
+    kind: Literal["onnx"]
+    path: Option = None
+
+    def settings(self) -> dict[str, Any]:
+        return super().settings() | ({"rerank_onnx_path": self.path} if self.path is not None else {})
+
+
+class LlmRanker(Ranker):
+    kind: Literal["llm"]
+
+
+RankerSpec = Annotated[ApiRanker | OnnxRanker | LlmRanker, Field(discriminator="kind")]
+RANKER_OPTIONS: dict[str, type[Part]] = {_kind(c): c for c in (ApiRanker, OnnxRanker, LlmRanker)}
+
+
+class WorkflowSpec(Part):
+    """A workflow (docs/workflows.md)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, title="Workflow")
+
+    name: WorkflowName
+    description: str = Field(default="", max_length=500)
+    retrieval: _one_of(RETRIEVAL_MODES, "retrieval") = "bm25"  # type: ignore[valid-type]
+    strategy: _one_of(STRATEGIES, "strategy") = "simple"  # type: ignore[valid-type]
+    parentChild: bool = Field(default=False, description="a chunk found brings its neighbours")
+    instructions: str = Field(default="", max_length=MAX_INSTRUCTIONS, description="added to the answer prompt")
+    prompts: Templates = Field(default_factory=dict)
+    chunker: ChunkerSpec = ChunkerSpec()  # frozen: one default serves every workflow
+    queryEnhancers: list[Enhancer] = Field(default_factory=list)
+    filters: Filters = Field(default_factory=dict)
+    ranker: RankerSpec | None = None
+    collection: Collection = ""
+    default: bool = Field(default=False, description="what ai/rag runs")
+
+    @model_validator(mode="after")
+    def _whole(self) -> WorkflowSpec:
+        kinds = [e.kind for e in self.queryEnhancers]
+        twice = sorted({k for k in kinds if kinds.count(k) > 1})
+        if twice:
+            raise _said(f"The query enhancer '{twice[0]}' is given twice.")
+        if self.collection and self.default:
+            raise _said("A workflow with its own collection cannot be the default: ai/rag serves the configured ones.")
+        return self
 
     def as_dict(self, secrets: bool = False) -> dict[str, Any]:
-        """The API's JSON; a ranker's API key is shown as set or not, never as itself."""
-        ranker = None
+        """The API's JSON (a ranker's API key shown as set or not) or, with ``secrets``, the
+        document the store keeps."""
+        shown = self.model_dump(mode="json", exclude={"ranker"})
         if self.ranker is not None:
-            kind, top_n, options = self.ranker
-            shown = {k: (v if secrets or k not in SECRET_OPTIONS else bool(v)) for k, v in options.items()}
-            ranker = {"kind": kind, "topN": top_n, **shown}
-        return {
-            "name": self.name,
-            "description": self.description,
-            "retrieval": self.retrieval,
-            "strategy": self.strategy,
-            "parentChild": self.parent_child,
-            "instructions": self.instructions,
-            "prompts": dict(self.prompts),
-            "chunker": self.chunker.as_dict(),
-            "queryEnhancers": [{"kind": kind, **options} for kind, options in self.enhancers],
-            "filters": {k: list(v) for k, v in self.filters.items()},
-            "ranker": ranker,
-            "collection": self.collection,
-            "default": self.default,
-        }
+            ranker = self.ranker.model_dump(mode="json", exclude_none=True)
+            if not secrets:
+                ranker |= {k: True for k in SECRET_OPTIONS & set(ranker)}
+            shown["ranker"] = ranker
+        else:
+            shown["ranker"] = None
+        return shown
 
-    def chunking(self) -> dict[str, str]:
-        """The indexing keys of its chunker: they apply to the workflow's indexing jobs only (never
-        to the configuration's own indexing, even for the default workflow)."""
-        c = self.chunker
-        return {
-            "vector.chunker": c.kind,
-            "vector.chunksize": str(c.max_chunk_size),
-            "vector.chunksize.unit": "characters",
-            "vector.maxoverlap": str(c.overlap),
-            "vector.chunker.evaluator": str(c.evaluator).lower(),
-            "vector.chunker.evaluator.threshold": str(c.threshold),
+    def changes(self, indexing: bool = False) -> dict[str, Any]:
+        """The settings this workflow's answers run with (and, for ``indexing``, its chunker's), as
+        ``Settings`` fields: every stage a workflow can choose is reset, then set as it says."""
+        changes: dict[str, Any] = {
+            "retrieval_method": self.retrieval,
+            "rag_strategy": self.strategy,
+            "context_neighbours": 1 if self.parentChild else 0,
+            "prompt_instructions": self.instructions,
+            "prompt_templates": json.dumps(self.prompts, ensure_ascii=False) if self.prompts else "",
+            "retrieval_filters": json.dumps({k: list(v) for k, v in self.filters.items()}) if self.filters else "",
+            "rewriting_bm25": False,
+            "rewriting_vector": False,
+            "query_multi_query": 0,
+            "query_hyde": False,
+            "query_self_query_fields": "",
+            "rerank_enabled": False,
         }
-
-    def overrides(self) -> dict[str, str]:
-        """The ``rag.properties`` keys this workflow's answers run with, as text (as the file holds them)."""
-        keys = {
-            "retrieval.method": self.retrieval,
-            "rag.strategy": self.strategy,
-            "context.neighbours": "1" if self.parent_child else "0",
-            "prompt.instructions": self.instructions,
-            "prompt.templates": json.dumps(self.prompts, ensure_ascii=False) if self.prompts else "",
-            "retrieval.filters": json.dumps({k: list(v) for k, v in self.filters.items()}) if self.filters else "",
-            "chat.query.rewriting.enabled.bm25": "false",
-            "chat.query.rewriting.enabled.vector": "false",
-            "query.multiQuery.count": "0",
-            "query.hyde.enabled": "false",
-            "query.selfQuery.fields": "",
-            "rerank.enabled": "false",
-        }
-        for kind, options in self.enhancers:
-            keys |= ENHANCERS[kind].keys(options)
+        for enhancer in self.queryEnhancers:
+            changes |= enhancer.settings()
         if self.collection:
-            keys["solr.collection.main"] = f"{self.collection}_FileShare"
-            keys["solr.collection.vector"] = f"{self.collection}_VectorMain"
+            changes |= {
+                "collection_main": f"{self.collection}_FileShare",
+                "collection_vector": f"{self.collection}_VectorMain",
+            }
         if self.ranker is not None:
-            kind, top_n, options = self.ranker
-            keys |= {"rerank.enabled": "true", "rerank.backend": kind, "rerank.topN": str(top_n)}
-            names = {"url": "rerank.api.url", "model": "rerank.api.model", "apiKey": "rerank.api.key"}
-            keys |= {names[k]: v for k, v in options.items() if k in names}
-            if "path" in options:
-                keys["rerank.onnx.path"] = options["path"]
-        return keys
+            changes |= self.ranker.settings()
+        if indexing:
+            changes |= self.chunker.settings()
+        return changes
 
     def settings(self, base: Settings, indexing: bool = False) -> Settings:
-        """``base`` with this workflow's keys (and its chunker's, for ``indexing``), checked as the
-        properties file's are (ConfigError)."""
-        keys = {**self.overrides(), **(self.chunking() if indexing else {})}
-        changes = {KEYS[key].name: convert(key, raw) for key, raw in keys.items()}
-        return checked(base.replace(**changes))
+        """``base`` with this workflow's settings, checked as the configuration's are (ConfigError)."""
+        return checked(base.replace(**self.changes(indexing)))
 
 
-def _text(body: dict[str, Any], name: str, maximum: int, default: str = "") -> str:
-    value = body.get(name, default)
-    if not isinstance(value, str) or len(value) > maximum:
-        raise _bad(f"'{name}' is a string of at most {maximum} characters.")
-    return value
-
-
-def _choice(body: dict[str, Any], name: str, choices: Registry, default: str) -> str:
-    value = body.get(name, default)
-    if value not in choices:
-        raise _bad(f"'{name}' is one of {', '.join(choices.names)}.")
-    return str(value)
-
-
-def _bool(body: dict[str, Any], name: str) -> bool:
-    value = body.get(name, False)
-    if not isinstance(value, bool):
-        raise _bad(f"'{name}' is true or false.")
-    return value
-
-
-def _int(body: dict[str, Any], name: str, low: int, high: int, default: int) -> int:
-    value = body.get(name, default)
-    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-        raise _bad(f"'{name}' is a whole number from {low} to {high}.")
-    return value
-
-
-def _object(value: Any, name: str, allowed: set[str]) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise _bad(f"'{name}' is an object.")
-    unknown = sorted(set(value) - allowed)
-    if unknown:
-        raise _bad(f"Unknown field(s) in '{name}': {', '.join(unknown)}.")
-    return value
-
-
-def _chunker(value: Any) -> ChunkerSpec:
-    if value is None:
-        return ChunkerSpec()
-    body = _object(value, "chunker", CHUNKER_FIELDS)
-    size = _int(body, "maxChunkSize", 50, 8000, 600)
-    threshold = body.get("threshold", 0.9)
-    if not isinstance(threshold, int | float) or isinstance(threshold, bool) or not 0 <= threshold <= 1:
-        raise _bad("'chunker.threshold' is a number from 0 to 1.")
-    return ChunkerSpec(
-        _choice(body, "kind", CHUNKERS, "recursive"),
-        size,
-        _int(body, "overlap", 0, size - 1, 0),
-        _bool(body, "evaluator"),
-        float(threshold),
-    )
-
-
-def _enhancers(value: Any) -> tuple[tuple[str, dict[str, Any]], ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        raise _bad("'queryEnhancers' is a list of {kind, …}.")
-    found: list[tuple[str, dict[str, Any]]] = []
-    for item in value:
-        kind = item.get("kind") if isinstance(item, dict) else None
-        if not isinstance(kind, str) or kind not in QUERY_ENHANCERS:
-            raise _bad(f"Each query enhancer has a 'kind' among {', '.join(QUERY_ENHANCERS.names)}.")
-        if any(kind == k for k, _ in found):
-            raise _bad(f"The query enhancer '{kind}' is given twice.")
-        spec = ENHANCERS[kind]
-        options = {k: v for k, v in _object(item, "queryEnhancers", {"kind", *spec.options}).items() if k != "kind"}
-        found.append((kind, spec.check(options)))
-    return tuple(found)
-
-
-def _collection(value: Any) -> str:
-    if value == "":
-        return ""
-    if not isinstance(value, str) or not COLLECTION.match(value) or value.lower() in ("fileshare", "vectormain"):
-        raise _bad(
-            "'collection' is empty (the configuration's) or 1 to 30 letters, digits or '_', starting with a "
-            "letter: the workflow's collections are <collection>_FileShare and <collection>_VectorMain."
-        )
-    return value
-
-
-def _ranker(value: Any) -> tuple[str, int, dict[str, Any]] | None:
-    if value is None:
-        return None
-    kind = value.get("kind") if isinstance(value, dict) else None
-    if not isinstance(kind, str) or kind not in RERANKERS:
-        raise _bad(f"'ranker' is null or has a 'kind' among {', '.join(RERANKERS.names)}.")
-    body = _object(value, "ranker", {"kind", "topN", *RANKER_OPTIONS[kind]})
-    options = {k: v for k, v in body.items() if k not in ("kind", "topN")}
-    if not all(isinstance(v, str) and len(v) <= 2048 for v in options.values()):
-        raise _bad("The ranker's options are strings of at most 2048 characters.")
-    return kind, _int(body, "topN", 2, 100, 20), options
-
-
-def parse_workflow(body: dict[str, Any], base: Settings, secrets_kept: dict[str, Any] | None = None) -> WorkflowSpec:
+def parse_workflow(body: Any, base: Settings, secrets_kept: dict[str, Any] | None = None) -> WorkflowSpec:
     """A workflow from its JSON, every field checked, then its settings checked as a whole (a
-    reranker that cannot be built, a self-query field that does not exist): WorkflowError.
-    ``secrets_kept``: the stored ranker's options, whose API key a client that did not send one keeps."""
-    unknown = sorted(set(body) - FIELDS)
-    if unknown:
-        raise _bad(f"Unknown field(s): {', '.join(unknown)}.")
-    name = body.get("name")
-    if not isinstance(name, str) or not NAME.match(name):
-        raise _bad("'name' is 1 to 100 letters, digits, spaces, '.', '_' or '-', starting with a letter or digit.")
-    instructions = _text(body, "instructions", MAX_INSTRUCTIONS)
+    self-query field that does not exist): WorkflowError. ``secrets_kept``: the stored ranker's
+    options, whose API key a client that did not send one keeps."""
     try:
-        prompts = checked_templates(body.get("prompts", {}), "'prompts'")
-    except TemplateError as exc:
-        raise _bad(str(exc)) from None
-    try:
-        filters = source_filter(body.get("filters") or None).values
-    except ValueError as exc:
-        raise _bad(str(exc)) from None
-    ranker = _ranker(body.get("ranker"))
-    if ranker is not None and secrets_kept and ranker[0] == "api" and "apiKey" not in ranker[2]:
-        kept = {k: secrets_kept[k] for k in SECRET_OPTIONS & set(secrets_kept)}
-        ranker = (ranker[0], ranker[1], {**ranker[2], **kept})
-    spec = WorkflowSpec(
-        name=name,
-        description=_text(body, "description", 500),
-        retrieval=_choice(body, "retrieval", RETRIEVAL_MODES, "bm25"),
-        strategy=_choice(body, "strategy", STRATEGIES, "simple"),
-        parent_child=_bool(body, "parentChild"),
-        instructions=instructions,
-        prompts=prompts,
-        chunker=_chunker(body.get("chunker")),
-        enhancers=_enhancers(body.get("queryEnhancers")),
-        filters=filters,
-        ranker=ranker,
-        collection=_collection(body.get("collection", "")),
-        default=_bool(body, "default"),
-    )
-    if spec.collection and spec.default:
-        raise _bad("A workflow with its own collection cannot be the default: ai/rag serves the configured ones.")
+        spec = WorkflowSpec.model_validate(body)
+    except ValidationError as exc:
+        raise WorkflowError("workflowBadRequest", refusal(exc)) from None
+    ranker = spec.ranker
+    if isinstance(ranker, ApiRanker) and ranker.apiKey is None and secrets_kept and secrets_kept.get("apiKey"):
+        spec = spec.model_copy(update={"ranker": ranker.model_copy(update={"apiKey": secrets_kept["apiKey"]})})
     try:
         spec.settings(base, indexing=True)
     except ConfigError as exc:
-        raise _bad(f"This workflow cannot run: {exc}") from None
+        raise WorkflowError("workflowBadRequest", f"This workflow cannot run: {exc}") from None
     return spec
-
-
-@dataclass(frozen=True)
-class EnhancerSpec:
-    """A query enhancer as a workflow gives it: its options, how they are checked, and the
-    settings it turns on."""
-
-    options: frozenset[str]
-    check: Callable[[dict[str, Any]], dict[str, Any]]
-    keys: Callable[[dict[str, Any]], dict[str, str]]
-
-
-def _no_options(options: dict[str, Any]) -> dict[str, Any]:
-    return {}
-
-
-def _multi_query_options(options: dict[str, Any]) -> dict[str, Any]:
-    count = _int(options, "count", 1, 5, 3)
-    return {"count": count, "minVotes": _int(options, "minVotes", 1, count + 1, 1)}
-
-
-def _self_query_options(options: dict[str, Any]) -> dict[str, Any]:
-    fields = options.get("fields")
-    if not isinstance(fields, list) or not fields or not all(isinstance(f, str) for f in fields):
-        raise _bad("'selfQuery' needs 'fields': a list of field names.")
-    return {"fields": fields}
-
-
-# each query enhancer of the registry (registry.QUERY_ENHANCERS), by its name
-ENHANCERS: dict[str, EnhancerSpec] = {
-    "rewrite": EnhancerSpec(
-        frozenset(),
-        _no_options,
-        lambda o: {"chat.query.rewriting.enabled.bm25": "true", "chat.query.rewriting.enabled.vector": "true"},
-    ),
-    "multiQuery": EnhancerSpec(
-        frozenset({"count", "minVotes"}),
-        _multi_query_options,
-        lambda o: {
-            "query.multiQuery.count": str(o.get("count", 3)),
-            "query.multiQuery.minVotes": str(o.get("minVotes", 1)),
-        },
-    ),
-    "hyde": EnhancerSpec(frozenset(), _no_options, lambda o: {"query.hyde.enabled": "true"}),
-    "selfQuery": EnhancerSpec(
-        frozenset({"fields"}),
-        _self_query_options,
-        lambda o: {"query.selfQuery.fields": ",".join(o.get("fields", []))},
-    ),
-}

@@ -1,7 +1,8 @@
 """Workflows and their API keys in the relational store (the conversations' database).
 
-A workflow is saved whole in one transaction (its row, chunker, enhancers, filters and ranker),
-so a refused save changes nothing. At most one workflow is the default: the one ``ai/rag`` runs.
+A workflow is saved whole, as one document (``WorkflowSpec.as_dict(secrets=True)``, its ranker's
+API key sealed), in one transaction, so a refused save changes nothing; read back, the document
+is validated by the same model. At most one workflow is the default: the one ``ai/rag`` runs.
 An API key is random (256 bits), shown once at creation; only its SHA-256 is kept, and a revoked
 key is kept as revoked (its hash can never be accepted again).
 """
@@ -11,7 +12,6 @@ from __future__ import annotations
 import builtins
 import hashlib
 import hmac
-import json
 import secrets
 import uuid
 from collections.abc import Callable, Iterator
@@ -21,19 +21,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Engine, select, update
-from sqlalchemy.orm import Session, selectinload, sessionmaker
+from sqlalchemy.orm import Session, sessionmaker
 
 from ..security.sealed import Sealer
 from ..store import transaction
-from ..store.schema import (
-    ApiKey,
-    Chunker,
-    QueryEnhancer,
-    Ranker,
-    Workflow,
-    WorkflowFilter,
-)
-from .spec import SECRET_OPTIONS, ChunkerSpec, WorkflowError, WorkflowSpec
+from ..store.schema import ApiKey, Workflow
+from .spec import SECRET_OPTIONS, WorkflowError, WorkflowSpec
 
 KEY_PREFIX = "dfr_"
 MAX_KEYS = 50  # per workflow, revoked ones included
@@ -64,54 +57,28 @@ class StoredWorkflow:
         return self.id, self.updated_at
 
 
-def _secrets(options: dict[str, Any], change: Callable[[str], str]) -> dict[str, Any]:
-    """``options`` with each secret sealed or opened by ``change``."""
-    return {k: change(v) if k in SECRET_OPTIONS and isinstance(v, str) else v for k, v in options.items()}
-
-
-def _spec(row: Workflow, sealer: Sealer) -> WorkflowSpec:
-    filters: dict[str, tuple[str, ...]] = {}
-    for f in row.filters:
-        filters[f.field] = (*filters.get(f.field, ()), f.value)
-    c = row.chunker
-    return WorkflowSpec(
-        name=row.name,
-        description=row.description,
-        retrieval=row.retrieval,
-        strategy=row.strategy,
-        parent_child=row.parent_child,
-        instructions=row.instructions,
-        prompts=json.loads(row.prompts or "{}"),
-        chunker=ChunkerSpec(c.kind, c.max_chunk_size, c.overlap, c.evaluator, c.threshold),
-        enhancers=tuple((e.kind, dict(e.options)) for e in row.enhancers),
-        filters=filters,
-        ranker=(row.ranker.kind, row.ranker.top_n, _secrets(row.ranker.options, sealer.open)) if row.ranker else None,
-        collection=row.collection,
-        default=row.is_default,
-    )
+def _secrets(document: dict[str, Any], change: Callable[[str], str]) -> dict[str, Any]:
+    """``document`` with its ranker's secrets sealed or opened by ``change``."""
+    ranker = document.get("ranker")
+    if not ranker:
+        return document
+    opened = {k: change(v) if k in SECRET_OPTIONS and isinstance(v, str) else v for k, v in ranker.items()}
+    return {**document, "ranker": opened}
 
 
 def _stored(row: Workflow, sealer: Sealer) -> StoredWorkflow:
-    return StoredWorkflow(row.id, _spec(row, sealer), _utc(row.created_at) or "", _utc(row.updated_at) or "")
+    document = {**_secrets(row.document, sealer.open), "name": row.name, "default": row.is_default}
+    spec = WorkflowSpec.model_validate(document)
+    return StoredWorkflow(row.id, spec, _utc(row.created_at) or "", _utc(row.updated_at) or "")
 
 
 def _fill(row: Workflow, spec: WorkflowSpec, sealer: Sealer) -> None:
-    """The row and its children as ``spec`` says (children replaced whole)."""
-    row.name, row.description, row.retrieval, row.strategy = spec.name, spec.description, spec.retrieval, spec.strategy
-    row.parent_child, row.instructions, row.is_default = spec.parent_child, spec.instructions, spec.default
-    row.collection = spec.collection
-    row.prompts = json.dumps(spec.prompts, ensure_ascii=False)
-    c = spec.chunker
-    row.chunker = Chunker(
-        kind=c.kind, max_chunk_size=c.max_chunk_size, overlap=c.overlap, evaluator=c.evaluator, threshold=c.threshold
-    )
-    row.enhancers = [QueryEnhancer(position=i, kind=k, options=o) for i, (k, o) in enumerate(spec.enhancers)]
-    row.filters = [WorkflowFilter(field=f, value=v) for f, values in spec.filters.items() for v in values]
-    if spec.ranker is None:
-        row.ranker = None
-    else:
-        kind, top_n, options = spec.ranker
-        row.ranker = Ranker(kind=kind, top_n=top_n, options=_secrets(options, sealer.seal))
+    """The row as ``spec`` says: its name and whether it is the default are columns (what the
+    store searches by, one default at a time), the rest is the document."""
+    row.name, row.is_default = spec.name, spec.default
+    document = spec.as_dict(secrets=True)
+    del document["name"], document["default"]
+    row.document = _secrets(document, sealer.seal)
 
 
 class WorkflowStore:
@@ -122,10 +89,10 @@ class WorkflowStore:
     def seal_clear(self) -> int:
         """Seals the reranker keys saved before sealing existed; how many rankers had one."""
         with self._session() as session:
-            rankers = list(session.scalars(select(Ranker)))
-            clear = [r for r in rankers if _secrets(r.options, self.sealer.seal) != r.options]
-            for ranker in clear:
-                ranker.options = _secrets(ranker.options, self.sealer.seal)
+            rows = list(session.scalars(select(Workflow)))
+            clear = [r for r in rows if _secrets(r.document, self.sealer.seal) != r.document]
+            for row in clear:
+                row.document = _secrets(row.document, self.sealer.seal)
         return len(clear)
 
     @contextmanager
@@ -134,17 +101,8 @@ class WorkflowStore:
         with transaction(self.sessions, "the workflow store", taken) as session:
             yield session
 
-    @staticmethod
-    def _loaded() -> Any:
-        return select(Workflow).options(
-            selectinload(Workflow.chunker),
-            selectinload(Workflow.enhancers),
-            selectinload(Workflow.filters),
-            selectinload(Workflow.ranker),
-        )
-
     def _row(self, session: Session, workflow_id: str, lock: bool = False) -> Workflow:
-        query = self._loaded().where(Workflow.id == workflow_id)
+        query = select(Workflow).where(Workflow.id == workflow_id)
         row = session.scalars(query.with_for_update() if lock else query).first()
         if row is None:
             raise WorkflowError("workflowNotFound", "No such workflow.")
@@ -177,9 +135,6 @@ class WorkflowStore:
         with self._session() as session:
             row = self._row(session, workflow_id, lock=True)
             self._taken(session, spec.name, workflow_id)
-            # the old children go first: their unique constraints would refuse the new ones
-            row.chunker, row.enhancers, row.filters, row.ranker = None, [], [], None  # type: ignore[assignment]
-            session.flush()
             _fill(row, spec, self.sealer)
             self._only_default(session, spec, workflow_id)
             row.updated_at = datetime.now(UTC)
@@ -196,10 +151,10 @@ class WorkflowStore:
 
     def list(self) -> list[StoredWorkflow]:
         with self._session() as session:
-            return [_stored(r, self.sealer) for r in session.scalars(self._loaded().order_by(Workflow.name))]
+            return [_stored(r, self.sealer) for r in session.scalars(select(Workflow).order_by(Workflow.name))]
 
     def default_version(self) -> tuple[str, str] | None:
-        """The default workflow's :attr:`StoredWorkflow.version`, read without its stages (what
+        """The default workflow's :attr:`StoredWorkflow.version`, read without its document (what
         workers compare every second)."""
         with self._session() as session:
             query = select(Workflow.id, Workflow.updated_at).where(Workflow.is_default.is_(True))
@@ -208,7 +163,7 @@ class WorkflowStore:
 
     def default(self) -> StoredWorkflow | None:
         with self._session() as session:
-            row = session.scalars(self._loaded().where(Workflow.is_default.is_(True))).first()
+            row = session.scalars(select(Workflow).where(Workflow.is_default.is_(True))).first()
             return _stored(row, self.sealer) if row else None
 
     # --- API keys -----------------------------------------------------------------------------

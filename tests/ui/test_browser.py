@@ -183,6 +183,10 @@ def test_create_a_workflow_make_its_key_and_query_it(page: Page, sidecar: str, f
     expect(page.get_by_text("No workflow yet: ai/rag runs the RAG & AI configuration.")).to_be_visible()
     page.get_by_role("button", name="Create").click()
     form = page.get_by_role("form", name="Create")
+    # the form is the model's (workflows/spec.py): its defaults and bounds
+    expect(form.get_by_label("Max chunk size (characters)")).to_have_attribute("max", "8000")
+    expect(form.get_by_label("Max chunk size (characters)")).to_have_value("600")
+    expect(form.get_by_label("Retrieval", exact=True)).to_have_value("bm25")
     form.get_by_label("Name", exact=True).fill("Board desk")
     form.get_by_label("Instructions added to the prompt").fill("Answer for the board's secretary.")
     form.get_by_label("Chunker", exact=True).select_option("proposition")

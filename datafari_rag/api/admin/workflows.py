@@ -32,7 +32,7 @@ from ..http.body import json_object
 from ..http.context import get_services, live
 from ..http.contract import CONVERSATION_REFUSALS, REFUSALS, Param, endpoint, json, refusals
 from ..http.errors import ok_content
-from ..http.shapes import NewApiKey, WorkflowBody, WorkflowQuery, rag_request, read
+from ..http.shapes import NewApiKey, WorkflowQuery, rag_request, read
 from ..http.store_calls import store_call
 from .users import require_admin
 
@@ -86,7 +86,7 @@ def list_workflows() -> tuple[Response, int]:
 @endpoint(
     "Create a workflow, checked whole (administrators)",
     {201: DONE, **refusals(400, 401, 403, 409, 413, 415, 503)},
-    WorkflowBody,
+    WorkflowSpec,
 )
 def create_workflow() -> tuple[Response, int]:
     require_admin(WHAT)
@@ -105,13 +105,13 @@ def read_workflow(workflow_id: str) -> tuple[Response, int]:
 @endpoint(
     "Replace a workflow, checked whole (administrators)",
     {200: DONE, **refusals(400, 401, 403, 404, 409, 413, 415, 503)},
-    WorkflowBody,
+    WorkflowSpec,
 )
 def replace_workflow(workflow_id: str) -> tuple[Response, int]:
     require_admin(WHAT)
     store = workflow_store()
     before = store_call(store.get, workflow_id)
-    kept = before.spec.ranker[2] if before.spec.ranker else None  # an API key not sent again is kept
+    kept = before.spec.ranker.model_dump() if before.spec.ranker else None  # an API key not sent again is kept
     spec = _checked(json_object("workflowBadRequest"), kept)
     after = store_call(store.replace, workflow_id, spec)
     if before.spec.default and not after.spec.default:

@@ -24,14 +24,14 @@ from pydantic import (
 )
 
 from ...config import Settings
-from ...errors import DatafariError
+from ...errors import DatafariError, refusal
 from ...filters import FIELDS as FILTER_FIELDS
 from ...filters import NO_FILTER, SourceFilter, source_filter
 from ...prompts import FORMATS, LANGUAGES
-from ...prompts.overrides import MAX_TEMPLATE_CHARS, OVERRIDABLE, TemplateError, checked_templates
+from ...prompts.overrides import PROMPTS_SCHEMA, TemplateError, checked_templates
 from ...rag.history import EVERY_MESSAGE
 from ...rag.pipeline import RagRequest
-from ...registry import RETRIEVAL_MODES, STRATEGIES
+from ...workflows.spec import WorkflowSpec
 from . import chat_core as chat_rules
 from .body import json_object
 from .chat_core import MAX_TOP_K, ChatCoreFields
@@ -98,12 +98,6 @@ def _prompts(value: Any) -> dict[str, str] | None:
         raise DatafariError("conversationBadRequest", str(exc)) from None
 
 
-PROMPTS_SCHEMA = {
-    "type": "object",
-    "propertyNames": {"enum": list(OVERRIDABLE)},
-    "additionalProperties": {"type": "string", "minLength": 1, "maxLength": MAX_TEMPLATE_CHARS},
-    "description": "prompt name: jinja2 text (without blocks: the instructions)",
-}
 # chat-core's per-room prompts: answer prompts replaced for one conversation (prompts/overrides.py)
 RoomTemplates = Annotated[
     Any,
@@ -552,32 +546,6 @@ class AiBody(ChatCoreShape):
         return self._text
 
 
-class WorkflowBody(Shape):
-    """A workflow: its retrieval, strategy, prompt and stages (docs/workflows.md); every field is
-    checked by ``workflows/spec.py`` ``parse_workflow``, whose field list this must equal
-    (``tests/test_contract.py``)."""
-
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"required": ["name"]})
-
-    name: Annotated[Any, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 100})] = None
-    description: Annotated[Any, WithJsonSchema({"type": "string", "maxLength": 500})] = None
-    retrieval: Annotated[
-        Any, WithJsonSchema({"enum": list(RETRIEVAL_MODES.names), "description": RETRIEVAL_MODES.help()})
-    ] = None
-    strategy: Annotated[Any, WithJsonSchema({"enum": list(STRATEGIES.names), "description": STRATEGIES.help()})] = None
-    parentChild: Annotated[Any, WithJsonSchema({"type": "boolean"})] = None
-    instructions: Annotated[Any, WithJsonSchema({"type": "string", "maxLength": 4000})] = None
-    prompts: Annotated[Any, WithJsonSchema(PROMPTS_SCHEMA)] = None
-    chunker: Annotated[Any, WithJsonSchema({"type": "object"})] = None
-    queryEnhancers: Annotated[Any, WithJsonSchema({"type": "array", "items": {"type": "object"}})] = None
-    filters: Filters = None
-    ranker: Annotated[Any, WithJsonSchema({"oneOf": [{"type": "null"}, {"type": "object"}]})] = None
-    collection: Annotated[
-        Any, WithJsonSchema({"type": "string", "description": "its own <collection>_FileShare and _VectorMain"})
-    ] = None
-    default: Annotated[Any, WithJsonSchema({"type": "boolean"})] = None
-
-
 def rag_request(
     body: dict[str, Any], settings: Settings, default_lang: str | None, shape: type[RagBody] | None = None
 ) -> tuple[RagRequest, bool]:
@@ -601,7 +569,7 @@ def rag_request(
 
 
 # every body shape, by the name the OpenAPI document gives it
-SHAPES: tuple[type[Shape], ...] = (
+SHAPES: tuple[type[BaseModel], ...] = (
     Login,
     NewUser,
     UserChange,
@@ -622,7 +590,7 @@ SHAPES: tuple[type[Shape], ...] = (
     WorkflowQuery,
     SummarizeBody,
     AiBody,
-    WorkflowBody,
+    WorkflowSpec,  # the workflow's one model (workflows/spec.py): the store's document too
 )
 
 
@@ -633,41 +601,3 @@ def read(model: type[S], label: str) -> S:
         return model.model_validate(body)
     except ValidationError as exc:
         raise DatafariError(label, refusal(exc)) from None
-
-
-def refusal(exc: ValidationError) -> str:
-    """What was wrong with a body, in a sentence per field (unknown fields together)."""
-    unknown = sorted(str(e["loc"][0]) for e in exc.errors() if e["type"] == "extra_forbidden")
-    said = [f"Unknown field(s): {', '.join(unknown)}."] if unknown else []
-    for error in exc.errors():
-        if error["type"] != "extra_forbidden":
-            said.append(_sentence(error))
-    return " ".join(dict.fromkeys(said))
-
-
-# what each kind of pydantic error says, with the field's name and the error's context
-SENTENCES = {
-    "missing": "'{name}' is required.",
-    "bool_type": "'{name}' is true or false.",
-    "string_type": "'{name}' is text.",
-    "int_type": "'{name}' is a whole number.",
-    "int_from_float": "'{name}' is a whole number.",
-    "list_type": "'{name}' is a list.",
-    "dict_type": "'{name}' is an object.",
-    "too_short": "'{name}' holds at least {min_length} item{min_s}.",
-    "string_too_short": "'{name}' has at least {min_length} character{min_s}.",
-    "string_too_long": "'{name}' has at most {max_length} character{max_s}.",
-    "string_pattern_mismatch": "'{name}' does not have the expected form ({pattern}).",
-    "literal_error": "'{name}' is one of {expected}.",
-}
-
-
-def _sentence(error: Any) -> str:
-    name = ".".join(str(part) for part in error["loc"]) or "the body"
-    template = SENTENCES.get(error["type"])
-    if template is None:
-        return f"'{name}': {error['msg']}."
-    ctx = dict(error.get("ctx") or {})
-    for bound in ("min", "max"):  # "1 character", "8 characters"
-        ctx[f"{bound}_s"] = "" if ctx.get(f"{bound}_length") == 1 else "s"
-    return template.format(name=name, **ctx)

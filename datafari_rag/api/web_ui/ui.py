@@ -15,6 +15,7 @@ from pathlib import Path
 from flask import Blueprint, Response, send_from_directory
 
 from ...registry import EXTENSION_POINTS
+from ...workflows.spec import WorkflowSpec
 from ..http.answers import Error
 from ..http.context import get_services
 from ..http.contract import JSON, Reply, endpoint, page
@@ -32,10 +33,15 @@ bp = Blueprint("ui", __name__)
 POINTS = html.escape(json.dumps({point: list(r.names) for point, r in EXTENSION_POINTS.items()}), quote=True)
 
 
+# the workflow's one model (workflows/spec.py) as JSON schema: the form's fields, defaults and bounds
+WORKFLOW_SCHEMA = html.escape(json.dumps(WorkflowSpec.model_json_schema()), quote=True)
+
+
 @lru_cache(maxsize=4)
 def _index(prefix: str) -> str:
     page = (STATIC / "index.html").read_text(encoding="utf-8")
-    return page.replace("{{API_PREFIX}}", prefix).replace("{{EXTENSION_POINTS}}", POINTS)
+    page = page.replace("{{API_PREFIX}}", prefix).replace("{{EXTENSION_POINTS}}", POINTS)
+    return page.replace("{{WORKFLOW_SCHEMA}}", WORKFLOW_SCHEMA)
 
 
 @bp.after_request

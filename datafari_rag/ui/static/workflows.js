@@ -8,67 +8,99 @@ import { lang, t } from "./i18n.js";
 // each extension point's entries, as the server's registry names them (datafari_rag/registry.py)
 const POINTS = JSON.parse(document.querySelector('meta[name="extension-points"]').content);
 
+// the workflow's model (datafari_rag/workflows/spec.py) as JSON schema: which fields the form has,
+// their defaults and bounds. A field the model gains with a plain type (text, yes/no, a number, a
+// choice) appears here by itself; the parts below (chunker, enhancers, filters, ranker) have their
+// own controls, with the model's bounds.
+const SCHEMA = JSON.parse(document.querySelector('meta[name="workflow-schema"]').content);
+const PARTS = SCHEMA.$defs;
+const OWN_CONTROLS = new Set(["prompts", "chunker", "queryEnhancers", "filters", "ranker"]);
+
+const defaults = (schema) =>
+  Object.fromEntries(Object.entries(schema.properties).filter(([, p]) => "default" in p).map(([k, p]) => [k, p.default]));
+const plain = (prop) => prop.anyOf ? prop.anyOf.find((p) => p.type !== "null") : prop;
+
 function select(name, choices, value) {
   const el = h("select", { name }, ...choices.map((c) => h("option", { value: c }, c)));
   el.value = value;
   return el;
 }
 
+// a control for a plain field of the schema (its kind, bounds and value); read back by valueOf
+function control(name, prop, value) {
+  const p = plain(prop);
+  if (p.enum) return select(name, p.enum, value);
+  if (p.type === "boolean") return h("input", { name, type: "checkbox", checked: !!value });
+  if (p.type === "integer" || p.type === "number") {
+    return h("input", { name, type: "number", min: p.minimum, max: p.maximum, step: p.type === "number" ? "any" : null,
+      value: value ?? "" });
+  }
+  if ((p.maxLength || 0) > 1000) {
+    const area = h("textarea", { name, rows: 3, maxlength: p.maxLength });
+    area.value = value ?? "";
+    return area;
+  }
+  return h("input", { name, maxlength: p.maxLength, required: SCHEMA.required?.includes(name), value: value ?? "" });
+}
+
+function valueOf(input, prop) {
+  const p = plain(prop);
+  if (p.type === "boolean") return input.checked;
+  if (p.type === "integer" || p.type === "number") return Number(input.value);
+  return input.value;
+}
+
+const number = (part, name, value) => control(name, PARTS[part].properties[name], value ?? PARTS[part].properties[name].default);
+
 function workflowForm(workflow, onSaved) {
-  const w = workflow || { retrieval: "bm25", strategy: "simple",
-    chunker: { kind: "recursive", maxChunkSize: 600, overlap: 0, evaluator: false, threshold: 0.9 },
-    queryEnhancers: [], filters: {}, ranker: null, parentChild: false, default: false, name: "", description: "",
-    instructions: "", collection: "" };
+  const w = workflow || { ...defaults(SCHEMA), queryEnhancers: [], filters: {}, prompts: {}, ranker: null, name: "" };
   const enhancer = (kind) => w.queryEnhancers.find((e) => e.kind === kind);
+  const check = (input, label) => h("label", { class: "check" }, input, " ", label);
+  const plainFields = Object.entries(SCHEMA.properties).filter(([name]) => !OWN_CONTROLS.has(name));
+  const inputs = Object.fromEntries(plainFields.map(([name, prop]) => [name, control(name, prop, w[name])]));
+  const shown = (name, prop) => {
+    const label = t(name) === name ? (prop.description || name) : t(name);
+    return inputs[name].type === "checkbox" ? check(inputs[name], label) : field(label, inputs[name]);
+  };
   const c = {
-    name: h("input", { name: "name", required: true, maxlength: 100, value: w.name }),
-    description: h("input", { name: "description", maxlength: 500, value: w.description }),
-    retrieval: select("retrieval", POINTS.retrieval, w.retrieval),
-    strategy: select("strategy", POINTS.strategy, w.strategy),
-    parentChild: h("input", { name: "parentChild", type: "checkbox", checked: w.parentChild }),
-    instructions: h("textarea", { name: "instructions", rows: 3, maxlength: 4000 }),
     rewrite: h("input", { name: "rewrite", type: "checkbox", checked: !!enhancer("rewrite") }),
     multiQuery: h("input", { name: "multiQuery", type: "checkbox", checked: !!enhancer("multiQuery") }),
-    multiQueryCount: h("input", { name: "multiQueryCount", type: "number", min: 1, max: 5,
-      value: enhancer("multiQuery")?.count || 3 }),
+    multiQueryCount: number("MultiQuery", "count", enhancer("multiQuery")?.count),
     hyde: h("input", { name: "hyde", type: "checkbox", checked: !!enhancer("hyde") }),
     selfQuery: h("input", { name: "selfQuery", value: (enhancer("selfQuery")?.fields || []).join(",") }),
     filters: h("textarea", { name: "filters", rows: 2 }),
     ranker: select("ranker", ["", ...POINTS.ranker], w.ranker?.kind || ""),
-    topN: h("input", { name: "topN", type: "number", min: 2, max: 100, value: w.ranker?.topN || 20 }),
+    topN: number("LlmRanker", "topN", w.ranker?.topN),
     rankerUrl: h("input", { name: "rankerUrl", value: w.ranker?.url || "" }),
     rankerModel: h("input", { name: "rankerModel", value: w.ranker?.model || "" }),
     rankerKey: h("input", { name: "rankerKey", type: "password", autocomplete: "off",
       placeholder: w.ranker?.apiKey ? t("secretSet") : t("secretUnset") }),
     rankerPath: h("input", { name: "rankerPath", value: w.ranker?.path || "" }),
-    chunker: select("chunker", POINTS.chunker, w.chunker.kind || "recursive"),
-    chunkSize: h("input", { name: "chunkSize", type: "number", min: 50, max: 8000, value: w.chunker.maxChunkSize }),
-    evaluator: h("input", { name: "evaluator", type: "checkbox", checked: !!w.chunker.evaluator }),
-    threshold: h("input", { name: "threshold", type: "number", min: 0, max: 1, step: "any", value: w.chunker.threshold ?? 0.9 }),
-    overlap: h("input", { name: "overlap", type: "number", min: 0, value: w.chunker.overlap }),
-    collection: h("input", { name: "collection", maxlength: 30, value: w.collection || "" }),
-    default: h("input", { name: "default", type: "checkbox", checked: w.default }),
+    chunker: control("chunker", PARTS.ChunkerSpec.properties.kind, w.chunker?.kind ?? PARTS.ChunkerSpec.properties.kind.default),
+    chunkSize: number("ChunkerSpec", "maxChunkSize", w.chunker?.maxChunkSize),
+    evaluator: h("input", { name: "evaluator", type: "checkbox", checked: !!w.chunker?.evaluator }),
+    threshold: number("ChunkerSpec", "threshold", w.chunker?.threshold),
+    overlap: number("ChunkerSpec", "overlap", w.chunker?.overlap),
   };
-  c.instructions.value = w.instructions;
-  c.filters.value = Object.keys(w.filters).length ? JSON.stringify(w.filters) : "";
+  c.filters.value = Object.keys(w.filters || {}).length ? JSON.stringify(w.filters) : "";
   c.ranker.options[0].textContent = t("none");
   const message = status();
-  const check = (input, label) => h("label", { class: "check" }, input, " ", label);
-  const form = h("form", { class: "card workflow-form", "aria-label": w.id ? `${t("edit")}: ${w.name}` : t("create") },
-    field(t("name"), c.name), field(t("description"), c.description),
-    field(t("retrieval"), c.retrieval), field(t("strategy"), c.strategy),
-    check(c.parentChild, t("parentChild")), field(t("instructions"), c.instructions),
-    h("fieldset", {}, h("legend", {}, t("enhancers")), check(c.rewrite, t("rewrite")),
+  const own = {
+    queryEnhancers: () => h("fieldset", {}, h("legend", {}, t("enhancers")), check(c.rewrite, t("rewrite")),
       check(c.multiQuery, t("multiQuery")), field(`${t("multiQuery")}: ${t("count")}`, c.multiQueryCount),
       check(c.hyde, t("hyde")), field(`${t("selfQuery")}: ${t("fields")}`, c.selfQuery)),
-    field(t("filters"), c.filters),
-    h("fieldset", {}, h("legend", {}, t("ranker")), field(t("ranker"), c.ranker), field(t("topN"), c.topN),
+    filters: () => field(t("filters"), c.filters),
+    ranker: () => h("fieldset", {}, h("legend", {}, t("ranker")), field(t("ranker"), c.ranker), field(t("topN"), c.topN),
       field(`${t("url")} (api)`, c.rankerUrl), field(`${t("model")} (api)`, c.rankerModel),
       field(`${t("apiKey")} (api)`, c.rankerKey), field(`${t("path")} (onnx)`, c.rankerPath)),
-    h("fieldset", {}, h("legend", {}, t("chunker")), field(t("chunker"), c.chunker), field(t("chunkSize"), c.chunkSize),
+    chunker: () => h("fieldset", {}, h("legend", {}, t("chunker")), field(t("chunker"), c.chunker), field(t("chunkSize"), c.chunkSize),
       field(t("overlap"), c.overlap), check(c.evaluator, t("evaluator")), field(t("threshold"), c.threshold)),
-    field(t("collection"), c.collection),
-    check(c.default, t("default")),
+  };
+  // in the model's order; the chunker (indexing) after what the answers use
+  const order = Object.keys(SCHEMA.properties).filter((name) => name !== "chunker" && name !== "prompts");
+  const form = h("form", { class: "card workflow-form", "aria-label": w.id ? `${t("edit")}: ${w.name}` : t("create") },
+    ...order.map((name) => own[name] ? own[name]() : shown(name, SCHEMA.properties[name])),
+    own.chunker(),
     h("button", { type: "submit" }, t("save")), message);
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
@@ -92,18 +124,16 @@ function workflowForm(workflow, onSaved) {
       if (ranker.kind === "onnx") ranker.path = c.rankerPath.value;
     }
     const body = {
-      name: c.name.value, description: c.description.value, retrieval: c.retrieval.value, strategy: c.strategy.value,
-      parentChild: c.parentChild.checked, instructions: c.instructions.value, prompts: w.prompts || {}, queryEnhancers: enhancers, filters, ranker,
+      ...Object.fromEntries(plainFields.map(([name, prop]) => [name, valueOf(inputs[name], prop)])),
+      prompts: w.prompts || {}, queryEnhancers: enhancers, filters, ranker,
       chunker: { kind: c.chunker.value, maxChunkSize: Number(c.chunkSize.value), overlap: Number(c.overlap.value),
         evaluator: c.evaluator.checked, threshold: Number(c.threshold.value) },
-      collection: c.collection.value.trim(),
-      default: c.default.checked,
     };
     try {
-      const { workflow } = w.id
+      const { workflow: saved } = w.id
         ? await api(`/workflows/${w.id}`, { method: "PUT", body })
         : await api("/workflows", { method: "POST", body });
-      onSaved(workflow);
+      onSaved(saved);
     } catch (error) { message.fail(error); }
   });
   return form;
