@@ -203,7 +203,7 @@ def config_group() -> None:
 
 @config_group.command("write")
 def config_write_cmd() -> None:
-    """Writes conf/rag.properties and docs/configuration.md from datafari_rag/config.py."""
+    """Writes conf/rag.properties and docs/configuration.md from datafari_rag/config/."""
     from .config_docs import write
 
     changed = write()

@@ -34,7 +34,7 @@ def _sections() -> list[tuple[str, list[dataclasses.Field[Any]]]]:
 
 def render_properties() -> str:
     lines = [
-        "# datafari-rag configuration, generated from datafari_rag/config.py (datafari-rag config write):",
+        "# datafari-rag configuration, generated from datafari_rag/config/ (datafari-rag config write):",
         "# edit the values, not the comments. Every key can be overridden by an environment variable,",
         "# DATAFARI_RAG_ + the key upper-cased with dots as underscores (solr.url -> DATAFARI_RAG_SOLR_URL).",
         "# docs/configuration.md has the same keys in a table.",
@@ -59,7 +59,7 @@ def render_markdown() -> str:
     out = [
         "# Configuration",
         "",
-        "<!-- Generated from datafari_rag/config.py by `datafari-rag config write`; a test fails when it differs. -->",
+        "<!-- Generated from datafari_rag/config/ by `datafari-rag config write`; a test fails when it differs. -->",
         "",
         "`conf/rag.properties` holds every key below with its default (Datafari's key names where Datafari",
         "has them). Each key can be overridden by an environment variable: `DATAFARI_RAG_` + the key",

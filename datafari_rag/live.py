@@ -32,6 +32,7 @@ from .config import (
     checked,
     convert,
 )
+from .config.guard import FaqSettings
 from .indexing.embedder import ChunkEmbedder
 from .llm import LlmService
 from .rag.faq import Faq
@@ -128,7 +129,9 @@ class LiveServices:
         settings = workflow.spec.settings(services.settings)
         p = services.pipeline
         main, vectors = services.collections(settings)
-        faq = Faq(settings, p.faq.embed, main) if p.faq is not None else None  # the workflow's own entries
+        faq = (
+            Faq(settings.part(FaqSettings), p.faq.embed, main) if p.faq is not None else None
+        )  # the workflow's own entries
         pipeline = Pipeline(
             settings,
             main,

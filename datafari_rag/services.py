@@ -9,6 +9,8 @@ from pathlib import Path
 
 from .alerts.store import Alerts, SavedSearches
 from .config import Settings
+from .config.guard import FaqSettings, GuardSettings
+from .config.rag import CacheSettings
 from .conversations import ConversationStore
 from .conversations.basket import Basket
 from .conversations.feedback import FeedbackStore
@@ -20,6 +22,7 @@ from .llm.anthropic_service import AnthropicLlmService
 from .llm.datafari_service import DatafariLlmService
 from .llm.fallback import with_fallbacks
 from .llm.gemini_service import GeminiLlmService
+from .llm.params import LlmParams
 from .paths import var_dir
 from .rag.assembly import token_counter
 from .rag.faq import Faq
@@ -89,7 +92,8 @@ class Services:
 
     def indexer_with(self, settings: Settings) -> Indexer:
         """An indexer writing where and cutting as ``settings`` say (a workflow's collections and chunker)."""
-        return Indexer(settings, *self.collections(settings), self.llm)
+        main, vectors = self.collections(settings)
+        return Indexer.of(self.solr, settings, self.llm, main, vectors)
 
 
 def solr_client(settings: Settings) -> SolrClient:
@@ -104,7 +108,9 @@ def semantic_cache(settings: Settings, embedder: ChunkEmbedder, main: Collection
     """The process's cache of retrieval results: queries compared with ``cache.modelName``'s
     embeddings, the collections' versions as its validity."""
     return SemanticCache(
-        settings, lambda query: embedder.embed([query])[0], lambda: (main.version(), vectors.version())
+        settings.part(CacheSettings),
+        lambda query: embedder.embed([query])[0],
+        lambda: (main.version(), vectors.version()),
     )
 
 
@@ -112,11 +118,11 @@ def topic_guard(settings: Settings, embedder: ChunkEmbedder, llm: LlmService) ->
     """The forbidden-topic guard: questions and topics compared with ``forbidden.modelName``'s
     embeddings, its refusals written to ``forbidden.auditFile``."""
     audit = Path(settings.guard_audit_file) if settings.guard_audit_file else var_dir() / "log" / "guard-audit.jsonl"
-    return TopicGuard(settings, embedder.embed, llm, audit)
+    return TopicGuard(settings.part(GuardSettings), embedder.embed, llm, audit)
 
 
 # ai.llm.service's implementations (registry.LLM_SERVICES names them)
-LLM_BUILDERS: dict[str, Callable[[Settings], LlmService]] = {
+LLM_BUILDERS: dict[str, Callable[[LlmParams], LlmService]] = {
     "openai": OpenAiLlmService,
     "datafari": OpenAiLlmService,
     "anthropic": AnthropicLlmService,
@@ -127,11 +133,12 @@ LLM_BUILDERS: dict[str, Callable[[Settings], LlmService]] = {
 def llm_service(settings: Settings) -> LlmService:
     """The LLM: Datafari 6.1's External LLM service with ``rag.template=datafari`` (its own
     protocol), else ``ai.llm.service``'s, with ``llm.fallbackModels`` after ``llm.model``."""
+    params = LlmParams.of(settings)
     if settings.rag_template == "datafari":
-        return DatafariLlmService(settings)
+        return DatafariLlmService(params)
     build = LLM_BUILDERS[settings.llm_service]
     fallbacks = [m.strip() for m in settings.llm_fallback_models.split(",") if m.strip()]
-    return with_fallbacks(lambda model: build(settings.replace(llm_model=model)), settings.llm_model, fallbacks)
+    return with_fallbacks(lambda model: build(params.with_model(model)), settings.llm_model, fallbacks)
 
 
 def build_services(settings: Settings, llm: LlmService | None = None, store: Stores | None = None) -> Services:
@@ -149,7 +156,9 @@ def build_services(settings: Settings, llm: LlmService | None = None, store: Sto
         semantic_cache(settings, embedder(settings.cache_model_name), main, vectors) if settings.cache_enabled else None
     )
     guard = topic_guard(settings, embedder(settings.guard_model_name), llm) if settings.guard_enabled else None
-    faq = Faq(settings, embedder(settings.faq_model_name).embed, main) if settings.faq_enabled else None
+    faq = (
+        Faq(settings.part(FaqSettings), embedder(settings.faq_model_name).embed, main) if settings.faq_enabled else None
+    )
     semantic = settings.context_dedup and settings.context_dedup_method == "embedding"
     dedup_embed = embedder(settings.context_dedup_model_name).embed if semantic else None
     external_tools = ExternalTools(settings) if settings.agentic_mcp_servers else None
@@ -175,6 +184,6 @@ def build_services(settings: Settings, llm: LlmService | None = None, store: Sto
             dedup_embed,
             embed=ChunkEmbedder(settings).embed,  # the chunks' own model: the in-memory mode's
         ),
-        indexer=Indexer(settings, main, vectors, llm),
+        indexer=Indexer.of(solr, settings, llm, main, vectors),
         store=store or Stores(settings),
     )

@@ -181,9 +181,11 @@ def fake_llm_server() -> Iterator[tuple[FakeLlm, str]]:
 
 
 @pytest.fixture
-def fake_llm(fake_llm_server: tuple[FakeLlm, str]) -> FakeLlm:
+def fake_llm(fake_llm_server: tuple[FakeLlm, str]) -> Iterator[FakeLlm]:
     # a stream of the previous test may still be finishing its bookkeeping (it runs just after the
     # client read its last byte): counted now, it would be counted in this test
     fake_llm_server[0].wait_closed()
     fake_llm_server[0].reset()
-    return fake_llm_server[0]
+    yield fake_llm_server[0]
+    fake_llm_server[0].wait_closed()
+    fake_llm_server[0].reset()  # the next test that takes the server as it is gets the default answers

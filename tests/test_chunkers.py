@@ -11,6 +11,7 @@ from datafari_rag.agent.model import SentenceEmbedder
 from datafari_rag.config import ConfigError, Settings, checked
 from datafari_rag.indexing.chunkers import chunk_document, custom, semantic_chunks, sentences
 from datafari_rag.llm import OpenAiLlmService
+from datafari_rag.llm.params import LlmParams
 from datafari_rag.testing.fake_llm import FakeLlm
 
 CATS = (
@@ -25,7 +26,7 @@ CHARS = Settings(vector_chunk_unit="characters", vector_chunk_size=400, vector_m
 
 
 def llm(fake_llm_server: tuple[FakeLlm, str]) -> OpenAiLlmService:
-    return OpenAiLlmService(Settings(llm_endpoint=fake_llm_server[1], llm_max_retries=1))
+    return OpenAiLlmService(LlmParams.of(Settings(llm_endpoint=fake_llm_server[1], llm_max_retries=1)))
 
 
 def test_semantic_chunks_end_where_the_topic_changes(embedder: SentenceEmbedder) -> None:

@@ -108,7 +108,7 @@ def test_each_server_has_its_own_control_socket(tmp_path: Path, monkeypatch: pyt
 def warnings_said_again() -> None:
     """Each warning is said once per process: another test that read an old name before this one
     must not hide the warning this one expects."""
-    config._reported.clear()
+    config.loading._reported.clear()
 
 
 def test_datafari_6_1_keys_are_read_as_their_6_2_keys(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

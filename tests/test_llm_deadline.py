@@ -14,6 +14,7 @@ from flask import Flask, Response
 
 from datafari_rag.config import Settings
 from datafari_rag.llm import LlmError, OpenAiLlmService
+from datafari_rag.llm.params import LlmParams
 from datafari_rag.testing.fake_llm import FakeLlm
 from datafari_rag.testing.servers import serve
 
@@ -28,7 +29,9 @@ def stub() -> Iterator[tuple[FakeLlm, str]]:
 
 
 def service(url: str, deadline: float = 2.0) -> OpenAiLlmService:
-    return OpenAiLlmService(Settings(llm_endpoint=url, llm_timeout=60, llm_max_retries=1, llm_deadline=deadline))
+    return OpenAiLlmService(
+        LlmParams.of(Settings(llm_endpoint=url, llm_timeout=60, llm_max_retries=1, llm_deadline=deadline))
+    )
 
 
 def test_a_hung_llm_is_abandoned_at_the_deadline(stub: tuple[FakeLlm, str]) -> None:
@@ -81,10 +84,10 @@ def test_a_trickling_plain_answer_is_cut_at_the_deadline() -> None:
 def test_a_blank_model_is_left_out_of_the_request(stub: tuple[FakeLlm, str]) -> None:
     fake, url = stub
     fake.reset()
-    blank = OpenAiLlmService(Settings(llm_endpoint=url, llm_model=""))
+    blank = OpenAiLlmService(LlmParams.of(Settings(llm_endpoint=url, llm_model="")))
     blank.generate(MESSAGES)  # type: ignore[arg-type]
     "".join(blank.stream(MESSAGES))  # type: ignore[arg-type]
-    named = OpenAiLlmService(Settings(llm_endpoint=url, llm_model="mistral"))
+    named = OpenAiLlmService(LlmParams.of(Settings(llm_endpoint=url, llm_model="mistral")))
     named.generate(MESSAGES)  # type: ignore[arg-type]
     assert fake.models == [None, None, "mistral"]
 

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 import urllib3
 
 from ..config import Settings
+from ..config.indexing import IndexingSettings
 
 log = logging.getLogger(__name__)
 _POOL = urllib3.PoolManager(retries=False)
@@ -39,7 +40,7 @@ def check_callback(url: Any, settings: Settings) -> str:
     return url
 
 
-def post_progress(url: str, payload: dict[str, Any], settings: Settings, sleep: Any = time.sleep) -> bool:
+def post_progress(url: str, payload: dict[str, Any], settings: IndexingSettings, sleep: Any = time.sleep) -> bool:
     """POSTs the payload; True once a 2xx comes back, False when every try failed."""
     tries = 1 + settings.callback_retries
     for attempt in range(tries):

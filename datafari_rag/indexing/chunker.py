@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter, TextSplitter
 
-from ..config import Settings
+from ..config.indexing import IndexingSettings
 from ..text.tokens import count_tokens
 
 _SENTENCE_ENDS = [". ", "! ", "? ", "… "]
@@ -28,7 +28,7 @@ SEPARATORS = {
 }
 
 
-def make_splitter(settings: Settings) -> TextSplitter:
+def make_splitter(settings: IndexingSettings) -> TextSplitter:
     length: Callable[[str], int] = count_tokens if settings.vector_chunk_unit == "tokens" else len
     size, overlap = settings.vector_chunk_size, min(settings.vector_max_overlap, settings.vector_chunk_size - 1)
     return RecursiveCharacterTextSplitter(
@@ -40,7 +40,7 @@ def make_splitter(settings: Settings) -> TextSplitter:
     )
 
 
-def keep(chunk: str, settings: Settings) -> bool:
+def keep(chunk: str, settings: IndexingSettings) -> bool:
     """The filters: long enough, and enough letters and digits (not a table of dots or dashes)."""
     text = chunk.strip()
     if len(text) < settings.vector_min_chunk_length:
@@ -49,5 +49,5 @@ def keep(chunk: str, settings: Settings) -> bool:
     return alnum / len(text) >= settings.vector_min_alnum_ratio
 
 
-def chunk_text(text: str, settings: Settings) -> list[str]:
+def chunk_text(text: str, settings: IndexingSettings) -> list[str]:
     return [c.strip() for c in make_splitter(settings).split_text(text) if keep(c, settings)]

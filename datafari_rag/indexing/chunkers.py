@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-from ..config import Settings
+from ..config.indexing import IndexingSettings
 from ..llm import LlmError, LlmService
 from ..prompts import PromptContext
 from ..rag.rewriting import json_reply
@@ -47,7 +47,7 @@ class ChunkingReport:
     rejected: int = 0  # chunks the evaluator dropped
 
 
-def custom(settings: Settings) -> bool:
+def custom(settings: IndexingSettings) -> bool:
     """Whether the sidecar must cut the text itself (Solr's processor cuts recursively only)."""
     return settings.vector_chunker != "recursive" or settings.vector_chunker_evaluator
 
@@ -134,31 +134,33 @@ def chunk_score(chunk: str, llm: LlmService) -> float | None:
     return None
 
 
-def _recursive(text: str, settings: Settings, embed: Embed | None, llm: LlmService | None) -> list[str]:
+def _recursive(text: str, settings: IndexingSettings, embed: Embed | None, llm: LlmService | None) -> list[str]:
     return chunk_text(text, settings)
 
 
-def _semantic(text: str, settings: Settings, embed: Embed | None, llm: LlmService | None) -> list[str]:
+def _semantic(text: str, settings: IndexingSettings, embed: Embed | None, llm: LlmService | None) -> list[str]:
     if embed is None:  # nothing to embed the sentences with: the recursive cuts
         return chunk_text(text, settings)
     return semantic_chunks(text, settings.vector_chunk_size, settings.vector_semantic_percentile, embed)
 
 
-def _proposition(text: str, settings: Settings, embed: Embed | None, llm: LlmService | None) -> list[str]:
+def _proposition(text: str, settings: IndexingSettings, embed: Embed | None, llm: LlmService | None) -> list[str]:
     if llm is None:  # no LLM to write the propositions: the recursive cuts
         return chunk_text(text, settings)
     return proposition_chunks(text, settings.vector_chunk_size, llm)
 
 
 # each chunker of the registry (registry.CHUNKERS), by its name
-CHUNKERS: dict[str, Callable[[str, Settings, Embed | None, LlmService | None], list[str]]] = {
+CHUNKERS: dict[str, Callable[[str, IndexingSettings, Embed | None, LlmService | None], list[str]]] = {
     "recursive": _recursive,
     "semantic": _semantic,
     "proposition": _proposition,
 }
 
 
-def chunk_document(text: str, settings: Settings, embed: Embed | None, llm: LlmService | None) -> ChunkingReport:
+def chunk_document(
+    text: str, settings: IndexingSettings, embed: Embed | None, llm: LlmService | None
+) -> ChunkingReport:
     """The chunks of one document's text by the configured chunker, after the evaluator."""
     chunks = [c for c in CHUNKERS[settings.vector_chunker](text, settings, embed, llm) if keep(c, settings)]
     if not settings.vector_chunker_evaluator or llm is None:

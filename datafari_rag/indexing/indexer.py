@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from .. import chunk_fields
 from ..config import Settings
+from ..config.indexing import IndexingSettings
 from ..llm import LlmService
 from ..solr import SolrClient, SolrError
 from ..solr.collection import Collection
@@ -120,23 +121,53 @@ def validate(doc: Any) -> dict[str, Any]:
     return doc
 
 
+@dataclass(frozen=True)
+class IndexerParams:
+    """What the indexer reads of the configuration: the indexing section, and the embedding
+    service's limits it names when Solr's embedding calls time out."""
+
+    indexing: IndexingSettings
+    embeddings_timeout: int
+    embeddings_max_retries: int
+
+    @classmethod
+    def of(cls, settings: Settings) -> IndexerParams:
+        return cls(settings.part(IndexingSettings), settings.embeddings_timeout, settings.embeddings_max_retries)
+
+
 class Indexer:
     """The writer over FileShare (and VectorMain, for deleting chunks); one per process (``Services``)."""
 
     def __init__(
-        self, settings: Settings, main: Collection, vectors: Collection, llm: LlmService | None = None
+        self,
+        params: IndexerParams,
+        main: Collection,
+        vectors: Collection,
+        embedder: Callable[[], ChunkEmbedder],
+        llm: LlmService | None = None,
     ) -> None:
-        self.settings = settings
+        self.params = params
+        self.settings = params.indexing
         self.main = main
         self.vectors = vectors
         self.llm = llm  # the proposition chunker and the chunk evaluator
+        self._make_embedder = embedder  # the chunks' model, made when a chunker first needs it
         self._embedder: ChunkEmbedder | None = None
 
     @classmethod
-    def of(cls, solr: SolrClient, settings: Settings, llm: LlmService | None = None) -> Indexer:
-        """An indexer over the collections the settings name, on ``solr``."""
-        main, vectors = Collection(solr, settings.collection_main), Collection(solr, settings.collection_vector)
-        return cls(settings, main, vectors, llm)
+    def of(
+        cls,
+        solr: SolrClient,
+        settings: Settings,
+        llm: LlmService | None = None,
+        main: Collection | None = None,
+        vectors: Collection | None = None,
+    ) -> Indexer:
+        """An indexer writing where and cutting as ``settings`` say, on ``solr`` (or on ``main`` and
+        ``vectors``), given only its own part of them."""
+        main = main or Collection(solr, settings.collection_main)
+        vectors = vectors or Collection(solr, settings.collection_vector)
+        return cls(IndexerParams.of(settings), main, vectors, lambda: ChunkEmbedder(settings), llm)
 
     def chunks(self, text: str) -> list[str]:
         """A document's chunks by ``vector.chunker`` (not the recursive one: Solr's processor cuts
@@ -155,7 +186,7 @@ class Indexer:
     @property
     def embedder(self) -> ChunkEmbedder:
         if self._embedder is None:
-            self._embedder = ChunkEmbedder(self.settings)
+            self._embedder = self._make_embedder()
         return self._embedder
 
     # --- adding -------------------------------------------------------------------------------
@@ -244,7 +275,7 @@ class Indexer:
         """Solr's message, and the settings to change when its embedding calls timed out."""
         if not EMBEDDING_TIMED_OUT.search(message):
             return message
-        s = self.settings
+        s = self.params
         return (
             f"{message} — the embedding service did not answer within solr.embeddings.timeout "
             f"({s.embeddings_timeout} s), {s.embeddings_max_retries + 1} time(s) (solr.embeddings.maxRetries = "

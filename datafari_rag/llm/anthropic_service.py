@@ -12,7 +12,7 @@ from typing import Any
 import anthropic
 import httpx2
 
-from ..config import Settings
+from .params import LlmParams
 from .sdk_service import Call, Conversation, SdkLlmService
 
 
@@ -26,12 +26,12 @@ class AnthropicLlmService(SdkLlmService):
     failures = (anthropic.AnthropicError, httpx2.HTTPError)
     vendor = "Anthropic"
 
-    def __init__(self, settings: Settings) -> None:
-        super().__init__(settings)
+    def __init__(self, params: LlmParams) -> None:
+        super().__init__(params)
         self.client = anthropic.Anthropic(
-            api_key=settings.llm_token or "no-key",
-            base_url=settings.llm_endpoint or None,
-            timeout=settings.llm_timeout,
+            api_key=params.token or "no-key",
+            base_url=params.endpoint or None,
+            timeout=params.timeout,
             max_retries=0,  # retried by the service, within the deadline
         )
 

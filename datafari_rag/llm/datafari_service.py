@@ -14,9 +14,10 @@ from collections.abc import Iterator
 
 import httpx
 
-from ..config import ConfigError, Settings
+from ..config import ConfigError
 from .deadline import ends as answer_ends
 from .openai_service import estimate_tokens
+from .params import LlmParams
 from .sampling import temperature as sampled
 from .service import QUESTION_INTRO, ChatMessage, LlmError, Usage
 
@@ -35,17 +36,17 @@ def split_prompt(messages: list[ChatMessage]) -> tuple[str, str]:
 
 
 class DatafariLlmService:
-    def __init__(self, settings: Settings) -> None:
-        if not settings.llm_endpoint:
+    def __init__(self, params: LlmParams) -> None:
+        if not params.endpoint:
             raise ConfigError("rag.template=datafari needs ai.api.endpoint: the service's URL")
-        self.url = settings.llm_endpoint
-        self.add_instructions = settings.rag_add_instructions  # rag.addInstructions
-        self.max_tokens = settings.llm_max_tokens
-        self.temperature = settings.llm_temperature
-        self.deadline = settings.llm_deadline  # the whole call, every attempt
-        self.timeout = settings.llm_timeout  # one attempt
-        self.max_retries = settings.llm_max_retries
-        headers = {"Authorization": f"Bearer {settings.llm_token}"} if settings.llm_token else {}
+        self.url = params.endpoint
+        self.add_instructions = params.add_instructions  # rag.addInstructions
+        self.max_tokens = params.max_tokens
+        self.temperature = params.temperature
+        self.deadline = params.deadline  # the whole call, every attempt
+        self.timeout = params.timeout  # one attempt
+        self.max_retries = params.max_retries
+        headers = {"Authorization": f"Bearer {params.token}"} if params.token else {}
         self.client = httpx.Client(headers=headers)
 
     def generate(self, messages: list[ChatMessage], usage: Usage | None = None) -> str:

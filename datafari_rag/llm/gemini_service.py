@@ -10,7 +10,7 @@ import httpx2
 from google import genai
 from google.genai import errors, types
 
-from ..config import Settings
+from .params import LlmParams
 from .sdk_service import Call, Conversation, SdkLlmService
 
 
@@ -23,10 +23,10 @@ class GeminiLlmService(SdkLlmService):
     failures = (errors.APIError, httpx2.HTTPError, ValueError)
     vendor = "Gemini"
 
-    def __init__(self, settings: Settings) -> None:
-        super().__init__(settings)
-        options = types.HttpOptions(base_url=settings.llm_endpoint or None, timeout=int(settings.llm_timeout * 1000))
-        self.client = genai.Client(api_key=settings.llm_token or "no-key", http_options=options)
+    def __init__(self, params: LlmParams) -> None:
+        super().__init__(params)
+        options = types.HttpOptions(base_url=params.endpoint or None, timeout=int(params.timeout * 1000))
+        self.client = genai.Client(api_key=params.token or "no-key", http_options=options)
 
     def _config(self, prompt: Conversation, call: Call) -> types.GenerateContentConfig:
         return types.GenerateContentConfig(

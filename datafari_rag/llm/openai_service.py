@@ -17,9 +17,9 @@ import httpx2
 import openai
 from openai._constants import RAW_RESPONSE_HEADER
 
-from ..config import Settings
 from ..metrics import LLM_CALLS, LLM_SECONDS, LLM_TOKENS, timed_call
 from .deadline import ends as answer_ends
+from .params import LlmParams
 from .sampling import temperature as sampled
 from .service import AssistantTurn, ChatMessage, LlmError, ToolCall, Usage
 
@@ -34,27 +34,27 @@ def estimate_tokens(text: str) -> int:
 class OpenAiLlmService:
     """Calls ``{ai.api.endpoint}/chat/completions``; at most ``llm.maxConcurrent`` calls at once."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.model = settings.llm_model
-        self.temperature = settings.llm_temperature
-        self.max_tokens = settings.llm_max_tokens
-        self.timeout = settings.llm_timeout
-        self.deadline = settings.llm_deadline
-        self.max_retries = settings.llm_max_retries
+    def __init__(self, params: LlmParams) -> None:
+        self.model = params.model
+        self.temperature = params.temperature
+        self.max_tokens = params.max_tokens
+        self.timeout = params.timeout
+        self.deadline = params.deadline
+        self.max_retries = params.max_retries
         self.client = openai.OpenAI(
-            base_url=settings.llm_url,
-            api_key=settings.llm_token or "no-key",
-            timeout=settings.llm_timeout,
+            base_url=params.url,
+            api_key=params.token or "no-key",
+            timeout=params.timeout,
             max_retries=0,  # retried here, within the deadline
             # keep a connection open for every call that may run at once
             http_client=openai.DefaultHttpxClient(
                 limits=httpx2.Limits(
-                    max_connections=settings.llm_max_concurrent * 2,
-                    max_keepalive_connections=settings.llm_max_concurrent,
+                    max_connections=params.max_concurrent * 2,
+                    max_keepalive_connections=params.max_concurrent,
                 )
             ),
         )
-        self._slots = threading.BoundedSemaphore(settings.llm_max_concurrent)
+        self._slots = threading.BoundedSemaphore(params.max_concurrent)
 
     def _timeout(self, ends: float) -> httpx2.Timeout:
         """This attempt's timeouts: never past the call's deadline."""

@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ..config import Settings
 from ..metrics import LLM_CALLS, LLM_SECONDS, timed_call
 from .deadline import ends as answer_ends
 from .openai_service import count_usage, estimate_tokens
+from .params import LlmParams
 from .sampling import temperature as sampled
 from .service import ChatMessage, LlmError, Usage
 
@@ -70,14 +70,14 @@ class SdkLlmService(ABC):
     failures: tuple[type[BaseException], ...] = ()  # every other failure of the SDK
     vendor = "the LLM"
 
-    def __init__(self, settings: Settings) -> None:
-        self.model = settings.llm_model
-        self.temperature = settings.llm_temperature
-        self.max_tokens = settings.llm_max_tokens
-        self.timeout = settings.llm_timeout
-        self.deadline = settings.llm_deadline
-        self.max_retries = settings.llm_max_retries
-        self._slots = threading.BoundedSemaphore(settings.llm_max_concurrent)
+    def __init__(self, params: LlmParams) -> None:
+        self.model = params.model
+        self.temperature = params.temperature
+        self.max_tokens = params.max_tokens
+        self.timeout = params.timeout
+        self.deadline = params.deadline
+        self.max_retries = params.max_retries
+        self._slots = threading.BoundedSemaphore(params.max_concurrent)
 
     @abstractmethod
     def _complete(self, prompt: Conversation, call: Call) -> tuple[str, tuple[int, int] | None]:

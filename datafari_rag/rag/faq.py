@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..config import Settings
+from ..config.guard import FaqSettings
 from ..security import UserAccess
 from ..solr.collection import Collection, term_query
 
@@ -33,7 +33,9 @@ class FaqHit:
 
 
 class Faq:
-    def __init__(self, settings: Settings, embed: Callable[[list[str]], list[list[float]]], main: Collection) -> None:
+    def __init__(
+        self, settings: FaqSettings, embed: Callable[[list[str]], list[list[float]]], main: Collection
+    ) -> None:
         self.category = settings.faq_category
         self.threshold = settings.faq_threshold
         self.embed = embed

@@ -33,7 +33,8 @@ from pathlib import Path
 import numpy as np
 import snowballstemmer
 
-from ..config import ConfigError, Settings
+from ..config import ConfigError
+from ..config.guard import GuardSettings
 from ..errors import DatafariError
 from ..llm import LlmError, LlmService, Usage
 from ..prompts import PromptContext
@@ -94,7 +95,7 @@ class Match:
 class TopicGuard:
     def __init__(
         self,
-        settings: Settings,
+        settings: GuardSettings,
         embed: Callable[[list[str]], list[list[float]]],
         llm: LlmService | None = None,
         audit: Path | None = None,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..config import Settings
+from ..config.rag import CacheSettings
 from ..security import UserAccess
 from .base import RetrievalContext, Snippet
 
@@ -54,7 +54,7 @@ class _Entry:
 class SemanticCache:
     def __init__(
         self,
-        settings: Settings,
+        settings: CacheSettings,
         embed: Callable[[str], list[float]],
         version: Callable[[], Hashable],
         clock: Callable[[], float] = time.monotonic,

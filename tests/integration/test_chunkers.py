@@ -12,6 +12,7 @@ from datafari_rag.chunk_fields import GIVEN_CHUNKS
 from datafari_rag.config import Settings
 from datafari_rag.indexing.indexer import Indexer
 from datafari_rag.llm import OpenAiLlmService
+from datafari_rag.llm.params import LlmParams
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import bootstrap
 from datafari_rag.testing.fake_llm import FakeLlm
@@ -52,7 +53,7 @@ def test_proposition_chunks_judged_by_the_evaluator_are_what_vectormain_holds(
         llm_endpoint=fake_llm_server[1],
     )
     bootstrap(solr, mine)
-    llm = OpenAiLlmService(mine)
+    llm = OpenAiLlmService(LlmParams.of(mine))
     indexer = Indexer.of(solr, mine, llm)
     [result] = indexer.add([{"id": "manual", "title": "Plant manual", "exactContent": TEXT}], commit=True)
     assert result.status == "ok", result

@@ -3,9 +3,10 @@ the confidence and citations every answer carries."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Generator
+from typing import Any, ClassVar
 
 import pytest
 from flask.testing import FlaskClient
@@ -252,3 +253,67 @@ def test_tree_of_thought_keeps_the_best_supported_branch_within_its_bounds(
     fake_llm.reset(by_task("unused", branch=branches, faithfulness=verdicts))
     text, final, phases = streamed(client)
     assert text == final["text"] == out["message"] and "rag:tree of thought" in [p["name"] for p in phases]
+
+
+def test_a_new_answer_strategy_needs_its_entry_and_its_class_only(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CONTRIBUTING.md's "Add an answer strategy", followed: a class in rag/answer_strategies.py
+    with its parameter (read once by ``of``) and its part of the write step, in
+    ``ANSWER_STRATEGIES``; the pipeline runs it by its name, nothing else changed. (Its Entry in
+    registry.STRATEGIES is what makes rag.strategy, workflows and the OpenAPI enum accept the name;
+    tests/test_registry.py holds every entry to its class.)"""
+    from datafari_rag.rag import answer_strategies
+    from datafari_rag.rag.generation import final_answer
+
+    @dataclasses.dataclass(frozen=True)
+    class Twice(answer_strategies.Simple):
+        """Asks the LLM twice and keeps the second answer (a strategy of the recipe's shape)."""
+
+        name: ClassVar[str] = "twice"
+        rounds: int = 2
+
+        @classmethod
+        def of(cls, settings: Settings) -> Twice:
+            return cls(settings.reflect_max_rounds + 1)
+
+        def write(self, turn: Any, llm: Any, limit: int) -> Generator[Any, None, None]:
+            for _ in range(self.rounds):
+                turn.raw = yield from final_answer(llm, turn.final, turn.usage, stream=False)
+
+    monkeypatch.setitem(answer_strategies.ANSWER_STRATEGIES, "twice", Twice)
+    answers = ["A first draft [1].", "Every employee gets 25 days of paid annual leave per calendar year [1]."]
+    fake_llm.reset(lambda p: answers.pop(0) if len(answers) > 1 else answers[0])
+    out = ask(client_for(rag_strategy="twice", reflect_max_rounds=1, min_confidence=0))
+    assert out["message"].startswith("Every employee gets 25 days") and len(fake_llm.messages()) == 2
+
+
+def test_a_new_retrieval_mode_needs_its_entry_and_its_retriever_only(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CONTRIBUTING.md's "Add a retrieval mode", followed: an Entry in registry.RETRIEVAL_MODES and
+    a retriever in retrieval/ named in dispatch.py's RETRIEVERS, every Solr read through
+    Collection.search; ai/rag runs it by its name, and the ACL filter holds without it asking."""
+    from datafari_rag import registry
+    from datafari_rag.retrieval import dispatch
+    from datafari_rag.retrieval.base import RetrievalContext, Snippet, to_snippet
+    from datafari_rag.solr.search import from_user
+
+    def titles(ctx: RetrievalContext, query: str) -> list[Snippet]:
+        """Documents whose title holds one of the question's words."""
+        params = [from_user("q", query), ("defType", "edismax"), ("qf", "title_en")]
+        params += [("fl", "id,title,url,score,exactContent"), ("rows", ctx.params.max_files)]
+        return [
+            to_snippet(d, "exactContent") for d in ctx.main.search("select", params, ctx.access)["response"]["docs"]
+        ]
+
+    entry = registry.Entry("titles", "documents whose title holds the question's words", returns="documents")
+    modes = registry.Registry("retrieval.method", (*registry.RETRIEVAL_MODES.entries, entry))
+    monkeypatch.setattr(registry, "RETRIEVAL_MODES", modes)
+    monkeypatch.setitem(dispatch.RETRIEVERS, "titles", titles)
+    fake_llm.reset(lambda p: "Executives receive ten extra days [1].")
+    client = client_for(retrieval_method="titles", min_confidence=0)
+    question = "What is the executive leave bonus?"
+    assert ask(client, question, user="bea")["references"][0]["url"] == BONUS  # the board's note
+    refused = client.post(f"{API}/ai/rag", json={"query": question}, headers={"X-Remote-User": "otto"}).get_json()
+    assert BONUS not in json.dumps(refused)  # otto may not read it: the filter applied by itself
