@@ -137,3 +137,14 @@ def test_a_connection_broken_in_the_middle_of_the_body_is_an_llm_failure() -> No
         with pytest.raises(LlmError, match="The LLM call failed"):  # cut short, or reset
             service(url, deadline=10).generate(MESSAGES)  # type: ignore[arg-type]
         assert len(sent) == 2  # the first attempt and one retry
+
+
+def test_an_error_answered_with_http_200_fails_the_call_streamed_or_not(stub: tuple[FakeLlm, str]) -> None:
+    """vLLM answers some failures with HTTP 200 and ``{"object": "error", …}``, even to a stream:
+    a failed call (the message kept), never an empty answer."""
+    fake, url = stub
+    fake.reset(answer=lambda _: {"object_error": "The model is not loaded."})  # type: ignore[arg-type,return-value]
+    with pytest.raises(LlmError, match="answered with an error: The model is not loaded"):
+        service(url).generate(MESSAGES)  # type: ignore[arg-type]
+    with pytest.raises(LlmError, match="answered with an error: The model is not loaded"):
+        list(service(url).stream(MESSAGES))  # type: ignore[arg-type]

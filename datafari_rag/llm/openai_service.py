@@ -130,11 +130,9 @@ class OpenAiLlmService:
             raise LlmError(f"The LLM answered with something that is not JSON: {exc}") from exc
         if not isinstance(data, dict):
             raise LlmError("The LLM answered with JSON that is not a chat completion.")
-        if "error" in data and not data.get("choices"):
-            # some gateways answer HTTP 200 with OpenAI's error object: a failed call, not an empty answer
-            error = data["error"]
-            said = error.get("message") if isinstance(error, dict) else error
-            raise LlmError(f"The LLM answered with an error: {str(said)[:300]}")
+        failed = error_of(data)
+        if failed is not None:
+            raise failed
         if not isinstance(data.get("choices"), list) or not data["choices"]:
             raise LlmError("The LLM answered with JSON that is not a chat completion (no choices).")
         return data
@@ -169,6 +167,7 @@ class OpenAiLlmService:
         ends = answer_ends(time.monotonic() + self.deadline)
         with self._slots, timed_call(LLM_CALLS, LLM_SECONDS):
             chunks = self._attempts(ends, lambda timeout: self._create_stream(messages, timeout))
+            refused_with_200(chunks)
             text, reported = [], None
             try:
                 for chunk in chunks:
@@ -189,6 +188,35 @@ class OpenAiLlmService:
             count_usage(usage, reported.prompt_tokens, reported.completion_tokens)
         else:
             count_usage(usage, estimate_tokens(_prompt_text(messages)), estimate_tokens("".join(text)), counted=True)
+
+
+def error_of(data: dict[str, Any]) -> LlmError | None:
+    """The failure a JSON answer of HTTP 200 reports, if it is one: OpenAI's error object (some
+    gateways), or ``{"object": "error", "message": …}`` (vLLM); a failed call, not an empty answer."""
+    if "error" in data and not data.get("choices"):
+        error = data["error"]
+        said = error.get("message") if isinstance(error, dict) else error
+    elif data.get("object") == "error":
+        said = data.get("message")
+    else:
+        return None
+    return LlmError(f"The LLM answered with an error: {str(said)[:300]}")
+
+
+def refused_with_200(chunks: Any) -> None:
+    """A stream asked for and answered as one JSON document (an error with HTTP 200) holds no event
+    at all: read as a stream it would be an empty answer. Its error is raised instead."""
+    response = getattr(chunks, "response", None)
+    if response is None or "json" not in response.headers.get("content-type", ""):
+        return
+    try:
+        data = json.loads(response.read())
+    except ValueError:
+        data = {}
+    finally:
+        chunks.close()
+    failed = error_of(data) if isinstance(data, dict) else None
+    raise failed or LlmError("The LLM answered a stream with a JSON document that is not an error.")
 
 
 def count_usage(usage: Usage | None, prompt: int, completion: int, counted: bool = False) -> None:

@@ -92,6 +92,9 @@ class FakeLlm:
             if self.delay:
                 time.sleep(self.delay)
             text: Any = self.answer(prompt_text(body["messages"]))
+            if isinstance(text, dict) and "object_error" in text:  # vLLM's error, with HTTP 200, streamed or not
+                said = {"object": "error", "message": text["object_error"], "type": "BadRequestError", "code": 400}
+                return Response(json.dumps(said), status=200, mimetype="application/json")
             if isinstance(text, dict):  # a scripted tool call: {"tool_calls": [{"name", "arguments"}]}
                 calls = [
                     {

@@ -133,6 +133,20 @@ def test_error_mid_stream_keeps_the_partial_answer(client_for: Callable[..., Fla
     assert set(error["usage"]) >= {"prompt_tokens", "completion_tokens", "total_tokens"}
 
 
+def test_an_error_the_llm_answers_with_http_200_is_a_technical_error_streamed_or_not(
+    client_for: Callable[..., FlaskClient], fake_llm: FakeLlm
+) -> None:
+    """An LLM that answers HTTP 200 with an error document (vLLM's ``{"object": "error"}``) failed:
+    ai/stream says so as ai/rag does (ragTechnicalError), never "no valid answer"."""
+    client = client_for(llm_max_retries=0)
+    fake_llm.reset(lambda p: {"object_error": "The model is not loaded."})  # type: ignore[arg-type,return-value]
+    events = ndjson(client, query="paid leave")
+    error = next(e for e in events if e["type"] == "error")["data"]
+    assert error["label"] == "ragTechnicalError" and events[-1]["data"] == {"status": "ERROR"}
+    answered = client.post(f"{API}/ai/rag", json={"query": "paid leave"})
+    assert answered.get_json()["content"]["error"]["label"] == "ragTechnicalError"
+
+
 def test_an_sse_error_carries_the_partial_response_usage_and_details(
     client_for: Callable[..., FlaskClient], fake_llm: FakeLlm
 ) -> None:
