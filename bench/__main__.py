@@ -32,6 +32,7 @@ BENCHMARKS = [
     "cache",
     "store",
     "health",
+    "readiness",
     "passthrough",
 ]
 # make bench SCALE=1: how costs grow with the index (long: the largest size writes a million chunks)

@@ -691,9 +691,19 @@ def _door(settings: Settings, insecure: bool) -> None:
         click.echo(INSECURE_WARNING.format(url=settings.solr_url), err=True)
 
 
-def _wait_http(url: str, timeout: float, process: subprocess.Popen[bytes], name: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+START_PATIENCE = 900.0  # seconds: a service still starting after this has a problem of its own
+PROGRESS_EVERY = 15.0
+
+
+def _wait_http(
+    url: str, process: Any, name: str, patience: float = START_PATIENCE, every: float = PROGRESS_EVERY
+) -> None:
+    """Waits for ``url`` to answer as long as ``process`` lives (a busy machine starts a service
+    slowly, and a fixed wait gave up on ones that were coming), saying every ``every`` seconds that
+    it still waits; fails at once if the process exits, or after ``patience`` seconds."""
+    began = time.monotonic()
+    said = began
+    while time.monotonic() - began < patience:
         if process.poll() is not None:
             raise click.ClickException(f"The {name} exited with code {process.returncode}.")
         try:
@@ -701,8 +711,11 @@ def _wait_http(url: str, timeout: float, process: subprocess.Popen[bytes], name:
                 return
         except urllib3.exceptions.HTTPError:
             pass
+        if time.monotonic() - said >= every:
+            said = time.monotonic()
+            click.echo(f"  waiting for the {name} at {url} ({said - began:.0f}s; it is still starting)…")
         time.sleep(0.3)
-    raise click.ClickException(f"The {name} did not answer at {url} within {timeout:.0f}s.")
+    raise click.ClickException(f"The {name} did not answer at {url} within {patience:.0f}s, though it runs.")
 
 
 def llm_warning(llm: dict[str, Any] | None) -> str | None:
@@ -827,7 +840,7 @@ def run_cmd(insecure: bool) -> None:
         click.echo(f"Solr ready at {local.urls} in {time.monotonic() - began:.1f}s")
         env = {**os.environ, env_name("solr.url"): local.urls}
         children.append(_server(_gunicorn("datafari_rag.agent.app:create_agent_app()", "gunicorn_agent.conf.py"), env))
-        _wait_http(f"{settings.agent_url}/models", 60, children[-1], "agent")
+        _wait_http(f"{settings.agent_url}/models", children[-1], "agent")
         click.echo(f"Agent ready at {settings.agent_url}")
         services = build_services(settings.replace(solr_url=local.urls))
         for line in bootstrap(services.solr, services.settings, secure=not insecure).lines():
@@ -839,9 +852,13 @@ def run_cmd(insecure: bool) -> None:
         shown = index_sample(services.indexer), index_sample(services.indexer, RESTRICTED_CORPUS)
         click.echo(f"Indexed {shown[0]} sample documents and {shown[1]} restricted ones (HR, staff, finance)")
         settings, first, users = _first_run(settings, env)
+        if first:  # at once: a start that fails after this point must not lose them
+            click.echo("\nMade now, shown once:")
+            for line in first:
+                click.echo(line)
         children.append(_server(_gunicorn("datafari_rag.app:create_app()", "gunicorn.conf.py"), env))
         base = f"http://{settings.server_host}:{settings.server_port}"
-        _wait_http(f"{base}/health", 60, children[-1], "sidecar")
+        _wait_http(f"{base}/health", children[-1], "sidecar")
         health = urllib3.request("GET", f"{base}/health", timeout=30, retries=False).json()
         click.echo(f"Sidecar health: {health['status']}")
         if warning := llm_warning(health.get("llm")):

@@ -34,7 +34,8 @@ class ServerSettings:
         SERVER,
         "health.timeout",
         3.0,
-        "Seconds one background check may take, every part together (a part not answered in time is DOWN).",
+        "Seconds one background check may take, every part together (a part not answered in time is SLOW: "
+        "not a failure while Solr serves requests or answers a patient look).",
         minimum=0.1,
         maximum=60,
     )
@@ -42,8 +43,8 @@ class ServerSettings:
         SERVER,
         "health.failures",
         2,
-        "Consecutive failed background checks before /health/ready answers 503 (one slow answer "
-        "under load is not an outage); an open Solr circuit answers 503 at once.",
+        "Consecutive failed background checks before /health/ready answers 503 (one failure is a "
+        "blip; a slow part is no failure while Solr serves); an open Solr circuit answers 503 at once.",
         minimum=1,
         maximum=100,
     )

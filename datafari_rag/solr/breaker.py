@@ -20,6 +20,7 @@ class CircuitBreaker:
         self._open_until = 0.0
         self._trial = False
         self._lock = threading.Lock()
+        self.last_success = float("-inf")  # monotonic time of the last request Solr answered
 
     def allow(self) -> bool:
         """May a request go to Solr now? (While open, no; after the cooldown, one trial at a time.)"""
@@ -34,6 +35,7 @@ class CircuitBreaker:
     def succeeded(self) -> None:
         with self._lock:
             self._failures, self._trial = 0, False
+            self.last_success = time.monotonic()
 
     def failed(self) -> None:
         with self._lock:
@@ -59,6 +61,10 @@ class Watcher:
     @property
     def is_open(self) -> bool:
         return self.breaker.is_open
+
+    @property
+    def last_success(self) -> float:
+        return self.breaker.last_success
 
     def allow(self) -> bool:
         return not self.breaker.is_open

@@ -34,9 +34,10 @@ CLUSTER_CHANGING = (
 class SolrError(RuntimeError):
     """Solr answered with an error, or could not be reached; ``status`` is 0 when unreachable."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, timed_out: bool = False) -> None:
         super().__init__(message)
         self.status = status
+        self.timed_out = timed_out  # reached, but no answer in time: slow, not refusing
 
     @property
     def transient(self) -> bool:
@@ -126,7 +127,8 @@ class SolrClient:
         if response is None:
             if self.breaker is not None:
                 self.breaker.failed()
-            raise SolrError(0, f"Solr is unreachable at {', '.join(self.urls)}: {failure}") from failure
+            slow = isinstance(failure, urllib3.exceptions.ReadTimeoutError)
+            raise SolrError(0, f"Solr is unreachable at {', '.join(self.urls)}: {failure}", slow) from failure
         if self.breaker is not None:
             self.breaker.succeeded()
         if response.status >= 400:

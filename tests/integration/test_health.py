@@ -157,3 +157,58 @@ def test_an_external_llm_is_reported_without_deciding_readiness(
     assert body["llm"]["status"] == "DOWN" and "refused" in body["llm"]["error"].lower(), body["llm"]
     local = _poll(create_app(settings).test_client(), lambda r: r["status"] == "UP")
     assert "llm" not in local  # the local agent is checked as "agent"
+
+
+def test_a_slow_solr_that_serves_requests_stays_ready_and_a_hung_one_does_not(
+    settings: Settings, bootstrapped: BootstrapReport
+) -> None:
+    """Readiness is "a request sent now would be served": with every check of Solr slower than
+    health.timeout (a busy node), the sidecar stays ready while its own searches are answered, and
+    while idle as long as Solr answers a patient look; a Solr that answers nothing at all (hung)
+    makes it unready after health.failures checks, and ready again at the first good one."""
+    real = urllib3.PoolManager(retries=False)
+    state = {"check_delay": 0.0, "hung": False}
+    proxy = Flask("solr-proxy")
+
+    @proxy.route("/solr/<path:path>", methods=["GET", "POST"])
+    def forward(path: str) -> Response:
+        if state["hung"]:
+            time.sleep(3)  # past the patient look's solr.timeout: nothing is answered
+        elif path.startswith("admin/") or request.args.get("rows") == "0":
+            time.sleep(state["check_delay"])  # the checks' calls: slow, but they answer
+        headers = {k: v for k, v in request.headers.items() if k in ("Authorization", "Content-Type")}
+        upstream = real.request(
+            request.method,
+            f"{settings.solr_url}/{path}?{request.query_string.decode()}",
+            body=request.get_data(),
+            headers=headers,
+            timeout=30,
+        )
+        return Response(upstream.data, status=upstream.status, content_type=upstream.headers.get("Content-Type"))
+
+    with serve(proxy) as front:
+        mine = settings.replace(
+            solr_url=f"{front}/solr", solr_timeout=2.0, health_interval=0.2, health_timeout=0.3, health_failures=2
+        )
+        app = create_app(mine)
+        client = app.test_client()
+        _poll(client, lambda r: r["status"] == "UP")
+        state["check_delay"] = 0.6  # every check's first call outlasts health.timeout
+        seen = []
+        began = time.monotonic()
+        while time.monotonic() - began < 4:  # many checks, all slow, while searches are served
+            search = client.get("/Datafari/rest/v2.0/search/select", query_string={"q": "leave"})
+            assert search.status_code == 200
+            seen.append(client.get("/health/ready").status_code)
+        report = client.get("/health/ready").get_json()
+        assert set(seen) == {200} and report["solr"]["status"] == "SLOW", report
+        idle = time.monotonic()
+        while time.monotonic() - idle < 2:  # no search: the patient look finds Solr answering
+            seen.append(client.get("/health/ready").status_code)
+            time.sleep(0.1)
+        assert set(seen) == {200}
+        state["hung"] = True
+        down = _poll(client, lambda r: r["status"] == "DOWN", seconds=60)
+        assert down["failedChecksInARow"] >= 2 and client.get("/health/ready").status_code == 503
+        state["hung"], state["check_delay"] = False, 0.0
+        assert _poll(client, lambda r: r["status"] == "UP", seconds=60)["solr"]["status"] == "UP"

@@ -79,6 +79,8 @@ def test_run_from_nothing_gives_a_secured_solr_a_working_ui_and_shows_the_point(
         assert secret.stat().st_mode & 0o777 == 0o600 and secret.read_text().strip() not in banner
         admin = ADMIN.search(banner)
         assert admin and DEMO.search(banner), banner[-3000:]
+        # shown before the sidecar is waited for: a start that fails then does not lose them
+        assert admin.start() < banner.index("Sidecar health"), banner[-3000:]
         # the point: one question, two users, two answers from what each may read
         answers = dict(AS_USER.findall(banner))
         assert set(answers) == {"alice", "bob"}, banner[-3000:]

@@ -3,12 +3,19 @@ depends on, there and working?
 
 The dependencies are checked in the background, every ``health.interval`` seconds, by one thread
 per process (:class:`Monitor`), never by the request that asks: an answer is immediate whatever
-state Solr, the agent or the store are in, however many clients ask, and a check's budget
-(``health.timeout``) can be generous without holding anyone. Readiness changes to 503 only after
-``health.failures`` failed checks in a row (one slow answer under load is not an outage), except
-for an open Solr circuit — searches are failing now — which is reported at once. The checks
-never count toward opening the circuit (:meth:`SolrClient.probe`), and the store's check catches
-a deleted or replaced SQLite file.
+state Solr, the agent or the store are in, however many clients ask. Readiness means "a request
+sent now would be served" (docs/deployment.md#readiness):
+
+- a part that refuses, errs or is missing is a **failed** check;
+- a part that does not answer within ``health.timeout`` is **SLOW**, not down: a busy Solr still
+  serves. A slow check fails only if nothing was served meanwhile — no request of this process
+  answered by Solr since the last check, and one patient look (``system_info`` with the
+  ``solr.timeout``) gets no answer either;
+- 503 after ``health.failures`` failed checks in a row, 200 again at the first that passes
+  (hysteresis); an open Solr circuit — searches are failing now — answers 503 at once.
+
+The checks never count toward opening the circuit (:meth:`SolrClient.probe`), and the store's
+check catches a deleted or replaced SQLite file.
 
 - ``/health/live``: the process answers (200), nothing else is looked at: restart it only if not.
 - ``/health/ready``: 200 when every part is UP, 503 otherwise, with the last check's report; an
@@ -52,11 +59,16 @@ FIRST_WAIT = 0.8  # seconds a request waits for a process's very first check bef
 
 
 def _left(ends: float) -> float:
-    """The time left for the next call; none left is a failure like a timeout."""
+    """The time left for the next call; none left is a slow answer, like a timeout."""
     left = ends - time.monotonic()
     if left <= 0.01:
-        raise SolrError(0, "no answer within health.timeout")
+        raise SolrError(0, "no answer within health.timeout", timed_out=True)
     return left
+
+
+def _failed(exc: SolrError) -> dict[str, Any]:
+    """A part's report from its error: SLOW when Solr was reached but did not answer in time."""
+    return {"status": "SLOW" if exc.timed_out else "DOWN", "error": str(exc)}
 
 
 def _check_solr(services: Services, ends: float) -> dict[str, Any]:
@@ -65,7 +77,7 @@ def _check_solr(services: Services, ends: float) -> dict[str, Any]:
         info = admin.system_info(solr, _left(ends))
         collections = set(admin.list_collections(solr, _left(ends)))
     except SolrError as exc:
-        return {"solr": {"status": "DOWN", "error": str(exc)}}
+        return {"solr": _failed(exc)}
     report: dict[str, Any] = {"solr": {"status": "UP", "url": solr.base_url, **info}, "collections": {}}
     for name in (settings.collection_main, settings.collection_vector):
         collection = Collection(solr, name)
@@ -75,7 +87,7 @@ def _check_solr(services: Services, ends: float) -> dict[str, Any]:
         try:
             report["collections"][name] = {"status": "UP", "numDocs": collection.count(timeout=_left(ends))}
         except SolrError as exc:
-            report["collections"][name] = {"status": "DOWN", "error": str(exc)}
+            report["collections"][name] = _failed(exc)
     if settings.collection_vector in collections:
         try:
             models = model_store.get_models(solr, settings.collection_vector, _left(ends))
@@ -85,7 +97,7 @@ def _check_solr(services: Services, ends: float) -> dict[str, Any]:
                 "models": [model_store.redact(m) for m in models],
             }
         except SolrError as exc:
-            report["modelStore"] = {"status": "DOWN", "error": str(exc)}
+            report["modelStore"] = _failed(exc)
     else:
         report["modelStore"] = {"status": "MISSING", "models": []}
     if settings.collection_main in collections:
@@ -98,7 +110,7 @@ def _check_indexing(services: Services, solr: SolrClient, ends: float) -> dict[s
     try:
         on = user_properties.processor_on(solr, services.settings.collection_main, _left(ends))
     except SolrError as exc:
-        return {"status": "DOWN", "error": str(exc)}
+        return _failed(exc)
     return {"status": "UP", "fileShareProcessor": "on" if on else "off"}
 
 
@@ -108,6 +120,8 @@ def _check_agent(url: str, ends: float) -> dict[str, Any]:
         if response.status != 200:
             raise ValueError(f"HTTP {response.status}")
         return {"status": "UP", "url": url, "models": [m["id"] for m in response.json()["data"]]}
+    except urllib3.exceptions.ReadTimeoutError as exc:  # reached, busy: slow, not down
+        return {"status": "SLOW", "url": url, "error": str(exc)}
     except (urllib3.exceptions.HTTPError, ValueError, KeyError, TypeError) as exc:
         return {"status": "DOWN", "url": url, "error": str(exc)}
 
@@ -158,11 +172,19 @@ def _check_store(services: Services) -> dict[str, Any]:
         return {"status": "DOWN", "error": str(exc)}
 
 
-def _all_up(report: dict[str, Any]) -> bool:
-    parts = [report["solr"], report["agent"], report["store"], report.get("modelStore", {"status": "DOWN"})]
-    parts += [report["indexing"]] if "indexing" in report else []
-    parts += list(report.get("collections", {}).values()) or [{"status": "MISSING"}]
-    return all(p.get("status") == "UP" for p in parts)
+def verdict(report: dict[str, Any]) -> str:
+    """UP when every part is; SLOW when none failed but some did not answer in time; DOWN when a
+    part refused, erred or is missing. (A Solr that did not answer leaves the rest unknown: SLOW.)"""
+    if report["solr"].get("status") == "SLOW":
+        parts = [report["solr"], report["agent"], report["store"]]
+    else:
+        parts = [report["solr"], report["agent"], report["store"], report.get("modelStore", {"status": "DOWN"})]
+        parts += [report["indexing"]] if "indexing" in report else []
+        parts += list(report.get("collections", {}).values()) or [{"status": "MISSING"}]
+    states = {p.get("status") for p in parts}
+    if states <= {"UP"}:
+        return "UP"
+    return "SLOW" if states <= {"UP", "SLOW"} else "DOWN"
 
 
 def check_all(services: Services, budget: float) -> dict[str, Any]:
@@ -179,7 +201,7 @@ def check_all(services: Services, budget: float) -> dict[str, Any]:
         report["store"] = store.result(timeout=max(0.01, ends - time.monotonic()))
     except FutureTimeout:
         report["store"] = {"status": "DOWN", "error": "no answer within health.timeout"}
-    report["status"] = "UP" if _all_up(report) else "DOWN"
+    report["status"] = "UP" if verdict(report) == "UP" else "DOWN"
     return report
 
 
@@ -207,10 +229,13 @@ class Monitor:
         """Runs one check and publishes it; returns the seconds to wait before the next."""
         services = self._services()
         settings = services.settings
+        since = self._checked_at
         report = check_all(services, settings.health_timeout)
+        passed = passes(verdict(report), served_since(services, since), lambda: answers_at_all(services))
+        report["status"] = "UP" if passed else "DOWN"
         with self._changed:
-            self._failed_in_a_row = 0 if report["status"] == "UP" else self._failed_in_a_row + 1
-            if report["status"] == "UP":
+            self._failed_in_a_row = 0 if passed else self._failed_in_a_row + 1
+            if passed:
                 self._ready = True
             elif self._failed_in_a_row >= settings.health_failures or self._report is None:
                 self._ready = False
@@ -239,6 +264,30 @@ class Monitor:
         if failed:
             report["failedChecksInARow"] = failed  # while ready: a blip, not yet an outage
         return report, ready
+
+
+def passes(found: str, served: bool, answers: Callable[[], bool]) -> bool:
+    """Whether a check passes: every part up; or no part failed and Solr serves — a request of this
+    process was answered since the last check, or, the process being idle, ``answers()`` (one
+    patient look) gets an answer. Slow is not down."""
+    if found != "SLOW":
+        return found == "UP"
+    return served or answers()
+
+
+def served_since(services: Services, moment: float) -> bool:
+    """Whether Solr answered one of this process's own requests after ``moment`` (monotonic)."""
+    breaker = services.solr.breaker
+    return breaker is not None and breaker.last_success > moment
+
+
+def answers_at_all(services: Services) -> bool:
+    """One look at Solr with a request's own patience (``solr.timeout``): is it answering at all?"""
+    try:
+        admin.system_info(services.solr.probe(), services.settings.solr_timeout)
+        return True
+    except SolrError:
+        return False
 
 
 def _watch(monitor_ref: weakref.ref[Monitor]) -> None:
