@@ -6,7 +6,9 @@ its content leaves this module only with the key redacted (see :func:`redact`).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import time
 from typing import Any
 
 from ..agent.onnx_model import PACKAGED
@@ -88,8 +90,26 @@ def get_models(solr: SolrClient, collection: str, timeout: float | None = None) 
     return list(solr.get(f"{collection}/{PATH}", timeout=timeout).get("models", []))
 
 
-def put_model(solr: SolrClient, collection: str, model: dict[str, Any]) -> None:
-    solr.request("PUT", f"{collection}/{PATH}", json=model)
+MODEL_WAIT = 600.0  # seconds a model is waited for once its upload outlasted solr.timeout
+
+
+def put_model(solr: SolrClient, collection: str, model: dict[str, Any], wait: float = MODEL_WAIT) -> None:
+    """Stores ``model``. Solr answers the upload once it has loaded the model, which a busy node
+    takes longer than ``solr.timeout`` to do (40 s was seen): an upload that ran out of time is
+    followed by looking for the model in the store until it is there (or ``wait`` seconds)."""
+    try:
+        solr.request("PUT", f"{collection}/{PATH}", json=model)
+        return
+    except SolrError as exc:
+        if not exc.timed_out:
+            raise
+        ends = time.monotonic() + wait
+    while time.monotonic() < ends:
+        with contextlib.suppress(SolrError):  # a busy node: looked at again
+            if any(m.get("name") == model["name"] for m in get_models(solr, collection)):
+                return
+        time.sleep(1.0)
+    raise SolrError(0, f"the model {model['name']} was not in {collection}'s model store {wait:.0f} s after its upload")
 
 
 def delete_model(solr: SolrClient, collection: str, name: str) -> None:

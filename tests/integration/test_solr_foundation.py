@@ -10,13 +10,15 @@ from typing import Any
 
 import numpy as np
 import pytest
+import urllib3
+from flask import Flask, Response, request
 
 from datafari_rag.config import Settings
 from datafari_rag.paths import CONFIGSETS
 from datafari_rag.solr import SolrClient, SolrError, admin
 from datafari_rag.solr.bootstrap import BootstrapReport, SchemaProblem, bootstrap
 from datafari_rag.solr.model_store import delete_model, desired_model, get_models, put_model
-from datafari_rag.testing.servers import free_port
+from datafari_rag.testing.servers import free_port, serve
 
 DOCS = [
     {
@@ -215,3 +217,35 @@ def test_an_unreachable_embedding_service_leaves_a_visible_gap(
     assert docs == [{"id": "doc-revenue_0", "has_vector": False}]
     missing = solr.get(f"{bare_collection}/select", {"q": "has_vector:false", "rows": 0})["response"]["numFound"]
     assert missing == 1
+
+
+def test_an_upload_slower_than_the_solr_timeout_is_waited_for_until_the_model_is_stored(
+    solr: SolrClient, settings: Settings, bootstrapped: BootstrapReport
+) -> None:
+    """Solr answers a model's upload once it has loaded it, which a busy node takes longer than
+    solr.timeout to do (40 s was seen, against 30): the upload's timeout is not its failure, the
+    model is looked for in the store until it is there."""
+    real = urllib3.PoolManager(retries=False)
+    proxy = Flask("slow-model-store")
+
+    @proxy.route("/solr/<path:path>", methods=["GET", "PUT", "POST", "DELETE"])
+    def forward(path: str) -> Response:
+        headers = {k: v for k, v in request.headers.items() if k in ("Authorization", "Content-Type")}
+        upstream = real.request(
+            request.method,
+            f"{solr.base_url}/{path}?{request.query_string.decode()}",
+            body=request.get_data(),
+            headers=headers,
+            timeout=30,
+        )
+        if request.method == "PUT":
+            time.sleep(2.0)  # stored, but answered after the client's timeout
+        return Response(upstream.data, status=upstream.status, content_type=upstream.headers.get("Content-Type"))
+
+    model = {**desired_model(settings), "name": "slow_upload_model"}
+    delete_model(solr, settings.collection_vector, model["name"])
+    with serve(proxy) as front:
+        hurried = SolrClient(f"{front}/solr", timeout=0.5, auth=solr.auth)
+        put_model(hurried, settings.collection_vector, model)
+    assert any(m["name"] == "slow_upload_model" for m in get_models(solr, settings.collection_vector))
+    delete_model(solr, settings.collection_vector, model["name"])
