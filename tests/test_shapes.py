@@ -64,3 +64,22 @@ def test_every_body_a_view_reads_is_a_declared_shape() -> None:
     api = Path(shapes.__file__).parents[1]
     read_with = {m for p in api.rglob("*.py") for m in re.findall(r"\bread\((\w+),", p.read_text())}
     assert read_with <= {m.__name__ for m in SHAPES} and read_with
+
+
+def test_the_conversation_a_body_names_is_checked_by_its_shape() -> None:
+    """``conversationId`` or chat-core's ``room_id`` (a RoomRef), never both: the shape says so,
+    the views only ask it (``conversation_of``), and RagBody holds the same rule."""
+    assert shapes.conversation_of({"conversationId": "c-1", "query": "x"}, "ragBadRequest") == "c-1"
+    room = shapes.conversation_of({"room_id": "support desk"}, "aiBadRequest")
+    assert isinstance(room, shapes.RoomRef) and room == "support desk"
+    assert shapes.conversation_of({"query": "x"}, "ragBadRequest") is None
+    for body, said in [
+        ({"conversationId": "a", "room_id": "b"}, "Give 'conversationId' or 'room_id', not both."),
+        ({"conversationId": 7}, "'conversationId' must be a string of at most 200 characters."),
+        ({"room_id": "bell\x07"}, "'room_id' must be printable and at most 200 characters."),
+    ]:
+        with pytest.raises(DatafariError) as refused:
+            shapes.conversation_of(body, "aiBadRequest")
+        assert refused.value.label == "aiBadRequest" and refused.value.reason == said
+        with pytest.raises(DatafariError, match=r"conversationId|room_id"):
+            shapes.RagBody.model_validate({"query": "x", **body}, context=shapes.Reading("ragBadRequest", 100))

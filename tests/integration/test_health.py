@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -15,6 +15,7 @@ from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.solr.bootstrap import BootstrapReport
 from datafari_rag.testing.servers import free_port, serve
+from datafari_rag.testing.solr_proxy import solr_proxy
 
 
 def test_health_is_green_when_everything_is_up(settings: Settings, bootstrapped: BootstrapReport) -> None:
@@ -166,26 +167,15 @@ def test_a_slow_solr_that_serves_requests_stays_ready_and_a_hung_one_does_not(
     health.timeout (a busy node), the sidecar stays ready while its own searches are answered, and
     while idle as long as Solr answers a patient look; a Solr that answers nothing at all (hung)
     makes it unready after health.failures checks, and ready again at the first good one."""
-    real = urllib3.PoolManager(retries=False)
     state = {"check_delay": 0.0, "hung": False}
-    proxy = Flask("solr-proxy")
 
-    @proxy.route("/solr/<path:path>", methods=["GET", "POST"])
-    def forward(path: str) -> Response:
+    def busy(method: str, path: str, args: Mapping[str, str]) -> None:
         if state["hung"]:
             time.sleep(3)  # past the patient look's solr.timeout: nothing is answered
-        elif path.startswith("admin/") or request.args.get("rows") == "0":
+        elif path.startswith("admin/") or args.get("rows") == "0":
             time.sleep(state["check_delay"])  # the checks' calls: slow, but they answer
-        headers = {k: v for k, v in request.headers.items() if k in ("Authorization", "Content-Type")}
-        upstream = real.request(
-            request.method,
-            f"{settings.solr_url}/{path}?{request.query_string.decode()}",
-            body=request.get_data(),
-            headers=headers,
-            timeout=30,
-        )
-        return Response(upstream.data, status=upstream.status, content_type=upstream.headers.get("Content-Type"))
 
+    proxy = solr_proxy(settings.solr_url, before=busy)
     with serve(proxy) as front:
         mine = settings.replace(
             solr_url=f"{front}/solr", solr_timeout=2.0, health_interval=0.2, health_timeout=0.3, health_failures=2

@@ -5,13 +5,12 @@ from __future__ import annotations
 import re
 import shutil
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-import urllib3
-from flask import Flask, Response, request
 
 from datafari_rag.config import Settings
 from datafari_rag.paths import CONFIGSETS
@@ -19,6 +18,7 @@ from datafari_rag.solr import SolrClient, SolrError, admin
 from datafari_rag.solr.bootstrap import BootstrapReport, SchemaProblem, bootstrap
 from datafari_rag.solr.model_store import delete_model, desired_model, get_models, put_model
 from datafari_rag.testing.servers import free_port, serve
+from datafari_rag.testing.solr_proxy import solr_proxy
 
 DOCS = [
     {
@@ -225,23 +225,12 @@ def test_an_upload_slower_than_the_solr_timeout_is_waited_for_until_the_model_is
     """Solr answers a model's upload once it has loaded it, which a busy node takes longer than
     solr.timeout to do (40 s was seen, against 30): the upload's timeout is not its failure, the
     model is looked for in the store until it is there."""
-    real = urllib3.PoolManager(retries=False)
-    proxy = Flask("slow-model-store")
 
-    @proxy.route("/solr/<path:path>", methods=["GET", "PUT", "POST", "DELETE"])
-    def forward(path: str) -> Response:
-        headers = {k: v for k, v in request.headers.items() if k in ("Authorization", "Content-Type")}
-        upstream = real.request(
-            request.method,
-            f"{solr.base_url}/{path}?{request.query_string.decode()}",
-            body=request.get_data(),
-            headers=headers,
-            timeout=30,
-        )
-        if request.method == "PUT":
+    def answered_late(method: str, path: str, args: Mapping[str, str]) -> None:
+        if method == "PUT":
             time.sleep(2.0)  # stored, but answered after the client's timeout
-        return Response(upstream.data, status=upstream.status, content_type=upstream.headers.get("Content-Type"))
 
+    proxy = solr_proxy(solr.base_url, after=answered_late)
     model = {**desired_model(settings), "name": "slow_upload_model"}
     delete_model(solr, settings.collection_vector, model["name"])
     with serve(proxy) as front:

@@ -28,11 +28,10 @@ from ..http.auth import current_access, is_admin
 from ..http.context import get_services
 from ..http.contract import REFUSALS, Param, endpoint, json, names, refusals
 from ..http.errors import ok_content
-from ..http.shapes import ConversationChange, NewConversation, read
+from ..http.shapes import ConversationChange, NewConversation, RoomRef, conversation_of, read
 from ..http.store_calls import store_call
 
 bp = Blueprint("conversations", __name__)
-MAX_ID_CHARS = 200  # what Datafari 7.0 echoes; ours are UUIDs
 
 
 def _owner() -> str:
@@ -206,29 +205,10 @@ def readable_history(turns: list[PastTurn], size: int) -> list[dict[str, str]]:
     return as_messages([t for t in turns if set(t.source_ids) <= readable], size)
 
 
-ROOM_MAX_CHARS = 200  # a client's own room name (the conversation's client_ref)
-
-
-class RoomRef(str):
-    """chat-core's ``room_id``: one of the user's conversations by its id, or the client's own name
-    for one (created at its first use, see ``ConversationStore.resolve_room``)."""
-
-
 def conversation_id(body: dict[str, Any], label: str) -> str | None:
     """``conversationId`` (Datafari 7.0: an existing conversation) or ``room_id`` (chat-core: a
-    :class:`RoomRef`) of a request body, validated."""
-    if "conversationId" in body and "room_id" in body:
-        raise DatafariError(label, "Give 'conversationId' or 'room_id', not both.")
-    value = body.get("conversationId", body.get("room_id"))
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID_CHARS:
-        raise DatafariError(label, f"'conversationId' must be a string of at most {MAX_ID_CHARS} characters.")
-    if "room_id" in body:
-        if len(value) > ROOM_MAX_CHARS or not value.isprintable():
-            raise DatafariError(label, f"'room_id' must be printable and at most {ROOM_MAX_CHARS} characters.")
-        return RoomRef(value)
-    return value
+    :class:`RoomRef`) of a request body, as its shape checks it."""
+    return conversation_of(body, label)
 
 
 def bind_answer(

@@ -319,11 +319,72 @@ SearchType = Annotated[
     BeforeValidator(_search_type),
     WithJsonSchema({"enum": list(SEARCH_TYPES), "description": "chat-core's modes"}),
 ]
-# checked with the turn's store (api/datafari/conversations.py conversation_id): documented here
+CONVERSATION_MAX_CHARS = 200  # what Datafari 7.0 echoes; ours are UUIDs
+ROOM_MAX_CHARS = 200  # a client's own room name (the conversation's client_ref)
+
+
+class RoomRef(str):
+    """chat-core's ``room_id``: one of the user's conversations by its id, or the client's own name
+    for one (created at its first use, see ``ConversationStore.resolve_room``)."""
+
+
+def _conversation(value: Any, info: ValidationInfo) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or len(value) > CONVERSATION_MAX_CHARS:
+        said = f"'conversationId' must be a string of at most {CONVERSATION_MAX_CHARS} characters."
+        raise DatafariError(_reading(info).label, said)
+    return value
+
+
+def _room(value: Any, info: ValidationInfo) -> RoomRef | None:
+    value = _conversation(value, info)
+    if value is not None and (len(value) > ROOM_MAX_CHARS or not value.isprintable()):
+        raise DatafariError(
+            _reading(info).label, f"'room_id' must be printable and at most {ROOM_MAX_CHARS} characters."
+        )
+    return None if value is None else RoomRef(value)
+
+
+# the conversation an answer belongs to; that it exists and is the user's is the store's to say
 ConversationRef = Annotated[
     Any,
-    WithJsonSchema({"type": "string", "maxLength": MAX_ID_CHARS, "description": "a conversation kept on the server"}),
+    BeforeValidator(_conversation),
+    WithJsonSchema(
+        {"type": "string", "maxLength": CONVERSATION_MAX_CHARS, "description": "a conversation kept on the server"}
+    ),
 ]
+RoomId = Annotated[
+    Any,
+    BeforeValidator(_room),
+    WithJsonSchema({"type": "string", "maxLength": ROOM_MAX_CHARS, "description": "chat-core's room: an id or a name"}),
+]
+
+
+def _one_conversation(body: Any, info: ValidationInfo) -> Any:
+    if isinstance(body, dict) and "conversationId" in body and "room_id" in body:
+        raise DatafariError(_reading(info).label, "Give 'conversationId' or 'room_id', not both.")
+    return body
+
+
+class ConversationChoice(BaseModel):
+    """The conversation a body's answer belongs to: ``conversationId`` (Datafari 7.0: an existing
+    one) or ``room_id`` (chat-core: a :class:`RoomRef`), never both; the other fields are not its."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    conversationId: ConversationRef = None
+    room_id: RoomId = None
+    _one = model_validator(mode="before")(_one_conversation)
+
+    @property
+    def chosen(self) -> str | None:
+        return self.room_id if self.room_id is not None else self.conversationId
+
+
+def conversation_of(body: dict[str, Any], label: str) -> str | None:
+    """``conversationId`` or ``room_id`` (a :class:`RoomRef`) of a body, checked."""
+    return ConversationChoice.model_validate(body, context=Reading(label, 0)).chosen
 
 
 def _filters(value: Any, info: ValidationInfo) -> SourceFilter:
@@ -450,7 +511,8 @@ class RagBody(ChatCoreShape):
     prompt: Prompt = None
     search_type: SearchType = Field(default=None, validate_default=True)
     conversationId: ConversationRef = None
-    room_id: ConversationRef = None
+    room_id: RoomId = None
+    _one = model_validator(mode="before")(_one_conversation)
 
 
 class WorkflowQuery(RagBody):
@@ -510,7 +572,7 @@ class AiBody(ChatCoreShape):
     filters: Filters = Field(default=None, validate_default=True)
     agent: Annotated[Any, BeforeValidator(_agent), WithJsonSchema({"type": "string"})] = None
     conversationId: ConversationRef = None
-    room_id: ConversationRef = None
+    room_id: RoomId = None
     search_type: SearchType = Field(default=None, validate_default=True)
     memoryId: Annotated[Any, BeforeValidator(_memory), WithJsonSchema({"type": "string", "maxLength": 200})] = None
     _text: str = PrivateAttr(default="")
