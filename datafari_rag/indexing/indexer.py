@@ -147,12 +147,16 @@ class Indexer:
         llm: LlmService | None = None,
     ) -> None:
         self.params = params
-        self.settings = params.indexing
         self.main = main
         self.vectors = vectors
         self.llm = llm  # the proposition chunker and the chunk evaluator
         self._make_embedder = embedder  # the chunks' model, made when a chunker first needs it
         self._embedder: ChunkEmbedder | None = None
+
+    @property
+    def settings(self) -> IndexingSettings:
+        """How it cuts and retries (the indexing section of its settings)."""
+        return self.params.indexing
 
     @classmethod
     def of(
