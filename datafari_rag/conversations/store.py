@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import logging
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +25,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ..store.schema import STATUSES, Block, Conversation, UsageStat
 from ..store.transaction import StoreUnavailable, transaction
+
+log = logging.getLogger(__name__)
 
 TITLE_MAX = 200
 # SQLite has no row locks: two turns of one conversation written at once may pick the same place,
@@ -231,10 +234,15 @@ class ConversationStore:
         return self.append(username, conversation_id, Turn(question="", answer=answer, status="done"))
 
     def get(self, username: str, conversation_id: str) -> dict[str, Any]:
-        """The conversation and its turns, in order; reopening it marks it as the last used."""
+        """The conversation and its turns, in order; reopening it marks it as the last used. A
+        store that cannot write (a full disk) still shows it: only the mark is not kept."""
+        try:
+            with self._session() as session:
+                self._owned(session, username, conversation_id).last_refresh = _now()
+        except StoreUnavailable as exc:
+            log.warning("conversation %s shown but not marked as the last used: %s", conversation_id, exc)
         with self._session() as session:
             row = self._owned(session, username, conversation_id)
-            row.last_refresh = _now()
             return {**conversation_json(row), "blocks": [block_json(b) for b in row.blocks]}
 
     def rename(

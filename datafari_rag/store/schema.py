@@ -14,6 +14,7 @@ from sqlalchemy import (
     DateTime,
     ForeignKey,
     Integer,
+    LargeBinary,
     String,
     Text,
     UniqueConstraint,
@@ -148,6 +149,17 @@ class SettingOverride(Base):
     value: Mapped[str] = mapped_column(Text)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     updated_by: Mapped[str] = mapped_column(String(255))
+
+
+class StoreProbe(Base):
+    """The one row readiness rewrites each check, about a turn's size: a store that can answer but
+    not write (a full disk) is not ready."""
+
+    __tablename__ = "store_probe"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    checked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    payload: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
 
 
 class Workflow(Base):

@@ -30,4 +30,5 @@ def transaction(sessions: sessionmaker[Session], what: str, taken: Exception | N
     except StoreFileGone as exc:  # its own words: what happened to the file, and what to do
         raise StoreUnavailable(f"{what} failed: {exc}") from exc
     except SQLAlchemyError as exc:
-        raise StoreUnavailable(f"{what} failed: {type(exc).__name__}") from exc
+        said = getattr(exc, "orig", None)  # the database's own words ("database or disk is full")
+        raise StoreUnavailable(f"{what} failed: {type(exc).__name__}" + (f": {said}" if said else "")) from exc

@@ -37,7 +37,6 @@ from typing import Any
 
 import urllib3
 from flask import Blueprint, current_app, jsonify
-from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
 from ...config import Settings
@@ -45,6 +44,7 @@ from ...services import Services
 from ...solr import SolrClient, SolrError, admin, model_store, user_properties
 from ...solr.collection import Collection
 from ...store import StoreUnavailable
+from ...store.probe import probe_write
 from ..http.answers import Health, Live
 from ..http.context import get_services, live
 from ..http.contract import endpoint, json
@@ -161,12 +161,11 @@ def _check_llm(settings: Settings, ends: float) -> dict[str, Any] | None:
 
 
 def _check_store(services: Services) -> dict[str, Any]:
-    """The relational store answers, on the file it opened (a deleted or replaced SQLite file is
-    refused: what would be written there would be lost)."""
+    """The relational store answers and writes, on the file it opened (a deleted or replaced
+    SQLite file is refused: what would be written there would be lost; a full disk is refused)."""
     try:
         engine = services.store.conversations().engine
-        with engine.connect() as connection:
-            connection.execute(text("SELECT 1"))
+        probe_write(engine)
         return {"status": "UP", "dialect": engine.dialect.name}
     except (StoreUnavailable, SQLAlchemyError) as exc:
         return {"status": "DOWN", "error": str(exc)}
