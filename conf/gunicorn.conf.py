@@ -9,6 +9,7 @@ between processes (measured: 32 threads per process served 64 concurrent 1-secon
 ``server.reservedThreads`` of them (see datafari_rag/api/http/capacity.py).
 """
 
+import math
 import os
 import shutil
 
@@ -48,7 +49,8 @@ workers = _settings.server_workers
 worker_class = "gthread"
 threads = _settings.server_threads
 timeout = 120
-graceful_timeout = 10
+# a stopped worker serves the answers under way to their end (they end by llm.deadline), then exits
+graceful_timeout = math.ceil(_settings.graceful_seconds)  # gunicorn takes whole seconds
 # No access log by default (gunicorn's default too): formatting each line costs 0.6 ms of CPU per
 # request here (measured: 1.1 vs 1.7 ms for a minimal request); the proxy in front usually logs.
 accesslog = _settings.server_access_log or None

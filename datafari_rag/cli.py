@@ -825,9 +825,9 @@ def run_cmd(insecure: bool) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the cleanup short
         for child in reversed(children):
             _signal_group(child, signal.SIGTERM)
-        for child in children:
+        for child in children:  # the sidecar lets its answers under way end (server.gracefulTimeout)
             with contextlib.suppress(subprocess.TimeoutExpired):
-                child.wait(timeout=15)
+                child.wait(timeout=settings.graceful_seconds + 5)
             _signal_group(child, signal.SIGKILL)  # workers left behind (one still booting) go too
         if started_solr:
             local.stop()

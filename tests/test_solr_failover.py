@@ -92,6 +92,7 @@ SEEN: dict[str, int] = {}  # requests per path
 CHANGING = {  # path -> the error its first answers are
     "/solr/lost/select": (403, "URL http://n1/solr/c_shard1_replica_n6/ is neither a live node of the cluster"),
     "/solr/expiring/select": (500, "KeeperErrorCode = ConnectionLoss for /live_nodes"),
+    "/solr/frozen/select": (500, "org.apache.solr.client.solrj.SolrServerException: Idle timeout 10000 ms elapsed"),
     "/solr/forbidden/select": (403, "Unauthorized request, Response code: 403"),
 }
 
@@ -116,7 +117,8 @@ class Changing(BaseHTTPRequestHandler):
 def test_a_read_refused_while_the_cluster_changes_is_sent_again_and_no_other_refusal_is() -> None:
     """Killing a node of the local cluster showed Solr refusing a search once with 403 (the replica
     it chose left live_nodes before its allow-list check) and ZooKeeper's ConnectionLoss: reads
-    are sent again after a pause; a real refusal is said at once, sent once."""
+    are sent again after a pause, as is a shard that stayed silent past Solr's socketTimeout (a
+    frozen node); a real refusal is said at once, sent once."""
     from datafari_rag.security.acl import UserAccess
     from datafari_rag.solr.search import RESEND_PAUSES, secured_search
 
@@ -125,7 +127,7 @@ def test_a_read_refused_while_the_cluster_changes_is_sent_again_and_no_other_ref
     client = SolrClient(f"http://127.0.0.1:{server.server_port}/solr", timeout=5)
     access = UserAccess.anonymous()
     try:
-        for collection in ("lost", "expiring"):
+        for collection in ("lost", "expiring", "frozen"):
             assert secured_search(client, collection, "select", {"q": "x"}, access) == {"response": {}}
             assert SEEN[f"/solr/{collection}/select"] == len(RESEND_PAUSES) + 1
         with pytest.raises(SolrError) as refused:

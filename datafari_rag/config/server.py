@@ -126,6 +126,15 @@ class ServerSettings:
         "search wait.",
         minimum=1,
     )
+    server_graceful_timeout: float = key(
+        SERVER,
+        "server.gracefulTimeout",
+        0.0,
+        "Seconds a stopping sidecar lets the answers under way finish (a stream to its last event, its "
+        "turn recorded) before its workers are killed; 0: llm.deadline + 15 (the answer's own bound, "
+        "retrieval before it and the recording after). A container's stop grace must be longer.",
+        minimum=0,
+    )
     server_access_log: str = key(
         SERVER,
         "server.accessLog",

@@ -60,6 +60,12 @@ class Settings(
         return endpoint or f"http://{self.agent_host}:{self.agent_port}/v1"
 
     @property
+    def graceful_seconds(self) -> float:
+        """How long a stopping sidecar waits for its answers under way (``server.gracefulTimeout``):
+        by default past an answer's own deadline, so that none is cut without its last event."""
+        return self.server_graceful_timeout or self.llm_deadline + 15
+
+    @property
     def relevance_weighed(self) -> bool:
         """Whether the answers' confidence weighs their relevance (``rag.confidence.relevance``).
         ``auto``: only for the local extractive generator, whose answers the relevance was fitted on

@@ -226,15 +226,16 @@ class Indexer:
         return results
 
     def _resent(self, what: str, send: Callable[[], T]) -> T:
-        """``send()``, sent again while Solr answers 500/503 — the embedding service or a node
+        """``send()``, sent again while Solr answers 500/503/510 — the embedding service or a node
         busy, a shard's leader being replaced, a node reconnecting to ZooKeeper ("updates are
-        disabled") — up to index.retry.attempts times, index.retry.delay seconds doubling."""
+        disabled"), a replica that froze under a distributed update — up to index.retry.attempts
+        times, index.retry.delay seconds doubling."""
         delay = self.settings.index_retry_delay
         for attempt in range(self.settings.index_retry_attempts + 1):
             try:
                 return send()
             except SolrError as exc:
-                if exc.status not in (500, 503) or attempt == self.settings.index_retry_attempts:
+                if exc.status not in (500, 503, 510) or attempt == self.settings.index_retry_attempts:
                     raise
                 log.warning("FileShare answered %s to %s: sent again in %g s", exc.status, what, delay)
                 time.sleep(delay)

@@ -28,6 +28,10 @@ CLUSTER_CHANGING = (
     "no servers hosting shard",
     "ConnectionLoss",
     "Cannot talk to ZooKeeper",
+    # 500: a shard stayed silent for the shard handler's socketTimeout (its node froze or was cut
+    # off the network, its connections open); by the next try ZooKeeper has declared it gone
+    "Idle timeout",
+    "Total timeout",
 )
 
 

@@ -3,8 +3,17 @@ it: three Solr nodes and an ensemble of three ZooKeeper servers, each its own pr
 of 3 shards x 2 replicas, each node leading one shard after bootstrap. Each node in turn is lost
 as a machine is — its Solr node and its ZooKeeper server killed at once, without a goodbye — while
 clients search, ask and index through the sidecar (which knows every node): every search and
-every answer succeeds, and every document sent is written whole (parent and chunks), none failed.
-Then the machine comes back and its replicas recover before the next one is lost."""
+every answer succeeds, every document sent is written whole (parent and chunks), none failed, and
+the sidecar's readiness stays 200 throughout (a load balancer keeps it in).
+Then the machine comes back and its replicas recover before the next one is lost.
+
+A machine can also freeze, or be cut off the network: its connections stay open and nothing
+answers (SIGSTOP to its node and its ZooKeeper server). Searches and answers go on: a shard part
+left unanswered past Solr's shard socketTimeout (10 s, the local runtime's solr.xml) fails, and the
+sidecar sends the read again, when ZooKeeper has declared the node gone. Writes through a freeze are
+not part of this test: the frozen node, when it wakes, keeps acting as its shards' leader while
+another replica leads (Solr answers "… now thinks it is the leader! Failing the request to let the
+client retry!" for minutes)."""
 
 from __future__ import annotations
 
@@ -32,6 +41,9 @@ from datafari_rag.testing.servers import serve
 API = "/Datafari/rest/v2.0"
 TOPICS = ["boiler pressure", "cooling tower", "forklift licence", "fire drill", "water treatment"]
 BEFORE, AFTER = 2.0, 20.0  # seconds of load before the kill, and after it
+# the longest a search or an answer may take through a loss or a freeze: Solr's shard socketTimeout
+# (10 s), the sidecar's resends (0.25 s, 0.75 s), and the request itself
+READ_BOUND = 15.0
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +98,7 @@ class Load:
         self.stop = threading.Event()
         self.failures: list[tuple[str, float, str]] = []
         self.calls: dict[str, int] = {}
+        self.longest: dict[str, tuple[float, float]] = {}  # per client: (seconds, sent at)
         self.began = time.monotonic()
         self.threads: list[threading.Thread] = []
 
@@ -100,6 +113,9 @@ class Load:
                 except Exception as exc:
                     problem = f"{type(exc).__name__}: {exc}"
                 self.calls[name] = self.calls.get(name, 0) + 1
+                took = time.monotonic() - self.began - sent
+                if took > self.longest.get(name, (0.0, 0.0))[0]:
+                    self.longest[name] = (round(took, 1), round(sent, 1))
                 if problem:
                     self.failures.append((name, round(sent, 1), problem[:300]))
 
@@ -117,11 +133,16 @@ class Load:
             thread.join(timeout=180)
 
 
-@pytest.mark.parametrize("lost", [0, 1, 2], ids=["node1", "node2", "node3"])
+@pytest.mark.parametrize(
+    ("lost", "how"),
+    [(0, "kill"), (1, "kill"), (2, "kill"), (1, "stop")],
+    ids=["node1", "node2", "node3", "node2-frozen"],
+)
 def test_losing_any_one_node_keeps_search_answers_and_indexing_working(
     three: LocalCluster,
     cloud: Settings,
     lost: int,
+    how: str,
     fake_llm_server: tuple[FakeLlm, str],
     fake_llm: FakeLlm,
     tmp_path: Path,
@@ -172,47 +193,71 @@ def test_losing_any_one_node_keeps_search_answers_and_indexing_working(
                 report = index_documents(indexer, docs, progress=False)
                 return None if report.added == len(docs) and not report.failed else str(report)
 
+            def ready(_: int) -> str | None:  # a load balancer's probe: every request above succeeds
+                got = http.request("GET", f"{sidecar}/health/ready")
+                time.sleep(0.25)
+                return None if got.status == 200 else f"{got.status} {got.data[:300]!r}"
+
             load = Load()
-            for name, call in (("search", search), ("vector", vector), ("answer", answer), ("index", index)):
+            clients = {"search": search, "vector": vector, "answer": answer, "ready": ready} | (
+                {"index": index} if how == "kill" else {}
+            )
+            for name, call in clients.items():
                 load.run(name, call)
             time.sleep(BEFORE)
-            _kill(node.pid())
-            _kill(zookeeper.pid())
+            if how == "kill":
+                _kill(node.pid())
+                _kill(zookeeper.pid())
+            else:  # a machine cut off the network: its connections open, nothing answered
+                os.kill(node.pid(), signal.SIGSTOP)  # type: ignore[arg-type]
+                os.kill(zookeeper.pid(), signal.SIGSTOP)  # type: ignore[arg-type]
             killed = time.monotonic() - load.began
             time.sleep(AFTER)
+            if how == "stop":
+                os.kill(node.pid(), signal.SIGCONT)  # type: ignore[arg-type]
+                os.kill(zookeeper.pid(), signal.SIGCONT)  # type: ignore[arg-type]
             load.finish(least=3, within=180)
 
         print(
-            f"\nlost node{lost + 1} at {killed:.1f}s: calls {load.calls}, failed {len(load.failures)}, sent {len(sent)}"
+            f"\nlost node{lost + 1} ({how}) at {killed:.1f}s: calls {load.calls}, failed {len(load.failures)}, "
+            f"sent {len(sent)}, longest (s, sent at) {load.longest}"
         )
         assert not load.failures, f"killed at {killed:.1f}s; calls {load.calls}; failures: {load.failures[:10]}"
-        assert all(load.calls.get(name, 0) >= 3 for name in ("search", "vector", "answer", "index")), load.calls
-        for collection in (cloud.collection_main, cloud.collection_vector):
-            solr.get(f"{collection}/update", {"commit": "true"})
-        parents = {
-            d["id"]
-            for d in solr.get(f"{cloud.collection_main}/select", {"q": f"id:lost{lost}-*", "rows": 10000, "fl": "id"})[
-                "response"
-            ]["docs"]
+        assert all(load.calls.get(name, 0) >= 3 for name in clients), load.calls
+        slow = {
+            n: took for n, took in load.longest.items() if n in ("search", "vector", "answer") and took[0] > READ_BOUND
         }
-        chunked = solr.get(
-            f"{cloud.collection_vector}/select",
-            {
-                "q": f"parent_doc:lost{lost}-*",
-                "rows": 0,
-                "facet": "true",
-                "facet.field": "parent_doc",
-                "facet.limit": -1,
-            },
-        )["facet_counts"]["facet_fields"]["parent_doc"]
-        with_chunks = {chunked[i] for i in range(0, len(chunked), 2) if chunked[i + 1] > 0}
-        assert parents == set(sent) == with_chunks, (len(sent), len(parents), len(with_chunks))
+        assert not slow, f"reads slower than {READ_BOUND} s (seconds, sent at): {slow}"
+        if how == "kill":  # every document sent is written whole
+            for collection in (cloud.collection_main, cloud.collection_vector):
+                solr.get(f"{collection}/update", {"commit": "true"})
+            parents = {
+                d["id"]
+                for d in solr.get(
+                    f"{cloud.collection_main}/select", {"q": f"id:lost{lost}-*", "rows": 10000, "fl": "id"}
+                )["response"]["docs"]
+            }
+            chunked = solr.get(
+                f"{cloud.collection_vector}/select",
+                {
+                    "q": f"parent_doc:lost{lost}-*",
+                    "rows": 0,
+                    "facet": "true",
+                    "facet.field": "parent_doc",
+                    "facet.limit": -1,
+                },
+            )["facet_counts"]["facet_fields"]["parent_doc"]
+            with_chunks = {chunked[i] for i in range(0, len(chunked), 2) if chunked[i + 1] > 0}
+            assert parents == set(sent) == with_chunks, (len(sent), len(parents), len(with_chunks))
         # bootstrap spread the leaders and a node that comes back leads nothing: each node killed led
         # a shard of its own, whose writes waited for a new leader
         assert leads, "the lost node led no shard"
     finally:
         # the machine comes back — after a failure too, so that the next loss is one machine's:
         # its ZooKeeper server rejoins the ensemble, its node its shards
+        for process in (node, zookeeper) if how == "stop" else ():
+            if (pid := process.pid()) is not None:
+                os.kill(pid, signal.SIGCONT)
         if zookeeper.pid() is None:
             zookeeper.start(120)
         if node.pid() is None:

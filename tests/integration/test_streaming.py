@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import itertools
 import json
+import signal
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,12 +18,14 @@ from flask.testing import FlaskClient
 
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
+from datafari_rag.conversations.store import ConversationStore
 from datafari_rag.indexing.indexer import Indexer
 from datafari_rag.indexing.sample import index_sample
 from datafari_rag.solr import SolrClient
 from datafari_rag.solr.bootstrap import BootstrapReport
+from datafari_rag.store.database import open_engine
 from datafari_rag.testing.fake_llm import FakeLlm
-from datafari_rag.testing.servers import free_port, serve, served_sidecar
+from datafari_rag.testing.servers import free_port, serve, served_process, served_sidecar, settings_env
 
 API = "/Datafari/rest/v2.0"
 ANSWER = "Employees get twenty five days of paid leave every year."
@@ -241,3 +245,50 @@ def test_sse_steps_carry_chat_cores_stage_ids_and_debug_when_enabled(
     assert rewritten["data"] == {"query": "paid annual leave"}
     assert all(a["elapsed_ms"] <= b["elapsed_ms"] for a, b in itertools.pairwise(notes))
     assert [e["id"] for e in debug if e["type"] == "step"] == ["rewriting", "search", "sources", "generation"]
+
+
+def test_a_sidecar_stopped_mid_stream_ends_the_answer_and_records_its_turn(
+    app_settings: Settings, fake_llm: FakeLlm, tmp_path: Path
+) -> None:
+    """A sidecar told to stop (SIGTERM to gunicorn's master, as a deployment or `datafari-rag run`
+    stops it) while an answer streams: the answer streams to its last token and `stream.completed`,
+    its turn is in the conversation, and the server then exits by itself. The stream lasts 15 s:
+    longer than the 10 s grace gunicorn used to give, which cut it with no last event and no turn."""
+    answer = " ".join(f"part{i}" for i in range(30))
+    fake_llm.reset(lambda prompt: answer, chunk_delay=0.5)
+    (tmp_path / "mapping.json").write_text(json.dumps({"users": {"alice": []}}))
+    mine = app_settings.replace(
+        store_url=f"sqlite:///{tmp_path / 'store.db'}",
+        mapping_file=str(tmp_path / "mapping.json"),
+        trusted_header="X-Remote-User",
+        trusted_proxies="127.0.0.1",
+        chat_memory_enabled=True,
+        server_port=free_port(),
+    )
+    alice = {"X-Remote-User": "alice"}
+    base = f"http://127.0.0.1:{mine.server_port}"
+    log = tmp_path / "sidecar.log"
+    with served_process(["datafari_rag.cli", "serve"], f"{base}/health", settings_env(mine), log) as server:
+        created = requests.post(f"{base}{API}/conversations", json={"title": "Stopped"}, headers=alice, timeout=30)
+        cid = created.json()["content"]["conversation"]["id"]
+        events: list[dict[str, Any]] = []
+        stopped = False
+        with requests.post(
+            f"{base}{API}/ai/stream",
+            json={"query": "How many days of paid annual leave?", "conversationId": cid},
+            headers=alice,
+            stream=True,
+            timeout=120,
+        ) as response:
+            for line in response.iter_lines():
+                events.append(json.loads(line))
+                if events[-1]["type"] == "message.delta" and not stopped:
+                    server.send_signal(signal.SIGTERM)  # the first words are out: stop the sidecar
+                    stopped = True
+        assert server.wait(timeout=120) == 0  # it ended by itself, once the answer was given
+    assert events[-1]["type"] == "stream.completed" and events[-1]["data"] == {"status": "OK"}, events[-3:]
+    assert "".join(e["data"]["text"] for e in events if e["type"] == "message.delta") == answer
+    store = ConversationStore(open_engine(mine.store_url))
+    [turn] = store.get("alice", cid)["blocks"]
+    store.close()
+    assert turn["status"] == "done" and turn["answer"] == answer
