@@ -66,10 +66,12 @@ def child_exit(server, worker):  # type: ignore[no-untyped-def]
 
 
 def post_worker_init(worker):  # type: ignore[no-untyped-def]
-    """Each worker looks for DatafariUI alerts that are due (alerts.schedule.interval) and reads the
-    model its answers embed with before its first answer needs it."""
-    from datafari_rag.app import schedule_alerts
+    """Each worker looks for DatafariUI alerts that are due (alerts.schedule.interval), keeps its
+    indexing jobs' heartbeat (taking over those of a worker gone), and reads the model its answers
+    embed with before its first answer needs it."""
+    from datafari_rag.app import keep_jobs, schedule_alerts
     from datafari_rag.indexing.embedder import preload
 
     schedule_alerts(worker.wsgi)
+    keep_jobs(worker.wsgi)  # and looks after its indexing jobs, and those whose worker is gone
     preload(_settings)

@@ -43,6 +43,7 @@ from .api.mcp.oauth_sign_in import bp as oauth_sign_in_bp
 from .api.mcp.resource_metadata import bp as resource_metadata_bp
 from .api.web_ui.ui import bp as ui_bp
 from .config import Settings, load_settings
+from .indexing.job_keeper import JobKeeper
 from .live import LiveServices
 from .llm import LlmService
 
@@ -98,6 +99,17 @@ def create_app(settings: Settings | None = None, llm: LlmService | None = None) 
         oauth = OAuthEndpoint(services) if serves_oauth(settings) else None
         app.wsgi_app = with_mcp(app.wsgi_app, McpEndpoint(services), oauth)  # type: ignore[method-assign,assignment]
     return app
+
+
+def keep_jobs(app: object) -> threading.Thread | None:
+    """Beats for this process's indexing jobs and takes over those whose worker is gone
+    (``indexing/job_keeper.py``), in a daemon thread; gunicorn starts one per worker. None when
+    ``app`` is not the sidecar's."""
+    live = app.extensions.get("live") if isinstance(app, Flask) else None
+    if live is None:
+        return None
+    keeper = JobKeeper(lambda: live.current().store.jobs(), lambda w: live.current().indexer_of(w))
+    return keeper.start()
 
 
 def schedule_alerts(app: object) -> threading.Thread | None:

@@ -95,6 +95,15 @@ class Services:
         main, vectors = self.collections(settings)
         return Indexer.of(self.solr, settings, self.llm, main, vectors)
 
+    def indexer_of(self, workflow_id: str | None) -> Indexer:
+        """The indexer of a job: the configuration's, or one cutting with the workflow's chunker
+        (:class:`~.config.ConfigError` when the workflow cannot index, the store's errors when it
+        is not found)."""
+        if workflow_id is None:
+            return self.indexer
+        workflow = self.store.workflows().get(workflow_id)
+        return self.indexer_with(workflow.spec.settings(self.settings, indexing=True))
+
 
 def solr_client(settings: Settings) -> SolrClient:
     """The process's Solr client, with its circuit breaker: a Solr that stops answering costs the

@@ -48,11 +48,13 @@ def index_documents(
     progress: bool = True,
     on_error: Callable[[str], None] | None = None,
     on_progress: Callable[[CorpusReport], None] | None = None,
+    report: CorpusReport | None = None,
 ) -> CorpusReport:
     """Indexes ``documents`` (an item that is an exception is a document that could not be read:
     counted as failed, named, and skipped) and commits both collections; ``on_progress`` hears
-    the report after each batch."""
-    report = CorpusReport()
+    the report after each batch. ``report``: what an earlier run of the same documents did (a
+    resumed job), counted on from."""
+    report = report or CorpusReport()
     batch = batch or BATCH
     began = time.monotonic()
     say = on_error or (tqdm.write if progress else (lambda _: None))

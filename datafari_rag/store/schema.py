@@ -220,6 +220,11 @@ class IndexJob(Base):
     callback_url: Mapped[str | None] = mapped_column(String(2048), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # who runs it ("host:pid:start", indexing/job_keeper.py) and when it last said it still does
+    worker: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    folder: Mapped[str | None] = mapped_column(String(1024), nullable=True)  # its input, kept until it ends
+    ids: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)  # its documents, as Solr knows them
 
 
 class UserPreference(Base):

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -31,10 +31,12 @@ from werkzeug.utils import secure_filename
 from ...config import ConfigError
 from ...errors import DatafariError
 from ...indexing.callbacks import CallbackRefused, check_callback
-from ...indexing.files import SUFFIXES, all_documents
+from ...indexing.files import SUFFIXES
 from ...indexing.indexer import Indexer
-from ...indexing.jobs import JobStore, start_job
+from ...indexing.job_keeper import identity
+from ...indexing.jobs import FIELDS, JobStore, keep_documents, kept_documents, start_job
 from ...indexing.visibility import has_acl, readable_by
+from ...paths import var_dir
 from ...security.authority import own_token
 from ...store import StoreUnavailable
 from ..datafari.update import may_write
@@ -46,7 +48,6 @@ from ..http.contract import json as json_reply
 from ..http.errors import ok_content
 from ..http.shapes import IndexJobRequest, read
 from ..http.store_calls import store_call
-from .workflows import workflow_store
 
 bp = Blueprint("index_jobs", __name__)
 POLL = 0.5  # seconds between two looks at a running job's progress
@@ -63,17 +64,12 @@ def _jobs() -> JobStore:
 
 def _indexer(workflow_id: Any) -> Indexer:
     """The configuration's indexer, or one cutting with the workflow's chunker."""
-    services = get_services()
-    if workflow_id is None:
-        return services.indexer
-    if not isinstance(workflow_id, str):
+    if workflow_id is not None and not isinstance(workflow_id, str):
         raise _bad("'workflow' is a workflow's id.")
-    workflow = store_call(workflow_store().get, workflow_id)
     try:
-        settings = workflow.spec.settings(services.settings, indexing=True)
+        return store_call(get_services().indexer_of, workflow_id)
     except ConfigError as exc:
         raise _bad(f"The workflow cannot index: {exc}") from None
-    return services.indexer_with(settings)
 
 
 def _callback(value: Any) -> str | None:
@@ -156,28 +152,15 @@ def _files_form() -> tuple[list[FileStorage], dict[str, Any], Any, Any, Any]:
     return files, fields, form.get("workflow"), form.get("callback"), form.get("visibility")
 
 
-def _saved(files: list[FileStorage], fields: dict[str, Any]) -> tuple[Iterator[Any], Path]:
-    """The files saved to a folder of the job's, and their documents (the folder is removed once
-    they are read)."""
-    folder = Path(tempfile.mkdtemp(prefix="index-job-"))
-    paths = [folder / secure_filename(upload.filename or "") for upload in files]
-    for upload, path in zip(files, paths, strict=True):
-        upload.save(path)
-
-    def documents() -> Iterator[Any]:
-        try:
-            for doc in all_documents(paths):
-                if isinstance(doc, Exception):
-                    yield Exception(str(doc).replace(str(folder) + "/", ""))
-                    continue
-                if doc.get("source") == "files":  # not a BEIR line: named by its file, not the folder
-                    name = doc["url"].rsplit("/", 1)[-1]
-                    doc = {**doc, "id": f"upload://{name}", "url": f"upload://{name}", "source": "upload"}
-                yield {**doc, **fields}
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
-
-    return documents(), folder
+def _saved(files: list[FileStorage], fields: dict[str, Any], folder: Path) -> list[str] | None:
+    """The files saved to the job's folder with the form's fields, kept until the job ends; the
+    ids their documents will have (None when a JSON-lines file names its own)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    names = [secure_filename(upload.filename or "") for upload in files]
+    for upload, name in zip(files, names, strict=True):
+        upload.save(folder / name)
+    (folder / FIELDS).write_text(json.dumps(fields))
+    return None if any(n.lower().endswith(".jsonl") for n in names) else [f"upload://{n}" for n in names]
 
 
 @bp.post("/index/jobs")
@@ -207,17 +190,23 @@ def create_job() -> tuple[Response, int]:
         raise _bad(f"A job holds at most {limit} documents or files (index.jobs.maxDocuments).")
     indexer = _indexer(workflow_id or None)
     url = _callback(callback)
-    folder = None
-    if uploads:
-        documents, folder = _saved(uploads, fields)
+    job_id = str(uuid.uuid4())
+    folder = var_dir() / "jobs" / job_id  # the job's input, kept until it ends: a job is resumed from it
     username = current_access().username or "local"
     try:
-        job = store_call(_jobs().create, username, total, workflow_id or None, url)
-    except DatafariError:
-        if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
+        if uploads:
+            ids = _saved(uploads, fields, folder)
+            documents = kept_documents(folder)
+        else:
+            keep_documents(folder, list(documents))
+            ids = [d["id"] if isinstance(d, dict) and isinstance(d.get("id"), str) else "" for d in documents]
+        job = store_call(
+            _jobs().create, username, total, workflow_id or None, url, job_id, identity(), str(folder), ids
+        )
+    except (DatafariError, OSError):
+        shutil.rmtree(folder, ignore_errors=True)
         raise
-    start_job(_jobs(), job, indexer, documents, url)
+    start_job(_jobs(), job, indexer, documents, url, folder)
     links = {"self": f"{request.path}/{job['id']}", "events": f"{request.path}/{job['id']}/events"}
     return ok_content({"job": job, "links": links}), 202
 
