@@ -81,6 +81,43 @@ def test_a_trickling_plain_answer_is_cut_at_the_deadline() -> None:
         assert time.monotonic() - began < 3.0
 
 
+def test_a_stream_whose_pieces_come_slowly_ends_at_the_deadline_not_at_its_next_piece(
+    stub: tuple[FakeLlm, str],
+) -> None:
+    """A piece every 1.6 s against a 2 s deadline: the read waiting for the second piece is
+    interrupted at 2 s (it used to end when that piece came, at 3.2 s: the 2.3–2.9 s overshoot
+    seen with a slow LLM's 30 s deadline)."""
+    fake, url = stub
+    fake.reset(answer=lambda _: "a b c d e f", chunk_delay=1.6)
+    began, pieces = time.monotonic(), []
+    with pytest.raises(LlmError, match="did not end within 2 s"):
+        for piece in service(url).stream(MESSAGES):  # type: ignore[arg-type]
+            pieces.append(piece)
+    assert time.monotonic() - began < 2.3 and pieces == ["a "]
+    assert "".join(service(url, deadline=20).stream(MESSAGES)) == "a b c d e f"  # type: ignore[arg-type]
+
+
+def test_a_plain_answer_whose_body_comes_slowly_ends_at_the_deadline() -> None:
+    app = Flask("slow-pieces")
+
+    @app.post("/v1/chat/completions")
+    def completions() -> Response:
+        def body() -> Iterator[str]:
+            yield '{"choices": [{"message": {"content": "'
+            for _ in range(3):
+                time.sleep(1.6)
+                yield "word "
+            yield '"}}]}'
+
+        return Response(body(), mimetype="application/json")
+
+    with serve(app) as url:
+        began = time.monotonic()
+        with pytest.raises(LlmError, match="did not end within 2 s"):
+            service(f"{url}/v1").generate(MESSAGES)  # type: ignore[arg-type]
+        assert time.monotonic() - began < 2.3  # it used to end at the next piece, 3.2 s
+
+
 def test_a_blank_model_is_left_out_of_the_request(stub: tuple[FakeLlm, str]) -> None:
     fake, url = stub
     fake.reset()

@@ -13,6 +13,7 @@ leaves its deadline on the consumer's thread (every later answer there would fin
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
@@ -71,3 +72,23 @@ def carried(call: Callable[..., T]) -> Callable[..., T]:
             _ENDS.reset(token)
 
     return run
+
+
+@contextmanager
+def closed_at(ends: float, close: Callable[[], object]) -> Iterator[Callable[[], bool]]:
+    """Calls ``close`` (an LLM response's) at ``ends`` if the block is still running: a read waiting
+    on a peer that went silent is interrupted at the deadline, not at the read's own timeout (a
+    stream whose pieces came every few seconds ran that long past it). Yields whether it fired."""
+    fired = threading.Event()
+
+    def fire() -> None:
+        fired.set()
+        close()
+
+    timer = threading.Timer(max(0.0, ends - time.monotonic()), fire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield fired.is_set
+    finally:
+        timer.cancel()

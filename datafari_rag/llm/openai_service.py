@@ -7,7 +7,9 @@ closed when the deadline passes, however slowly its tokens trickle in.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -18,12 +20,27 @@ import openai
 from openai._constants import RAW_RESPONSE_HEADER
 
 from ..metrics import LLM_CALLS, LLM_SECONDS, LLM_TOKENS, timed_call
+from .deadline import closed_at
 from .deadline import ends as answer_ends
 from .params import LlmParams
 from .sampling import temperature as sampled
 from .service import AssistantTurn, ChatMessage, LlmError, ToolCall, Usage
 
 T = TypeVar("T")
+
+
+def _interrupt(response: httpx2.Response) -> Callable[[], None]:
+    """What ends, from another thread, a read under way on ``response``: its socket shut down
+    (closing a socket does not wake a thread blocked reading it); the reader then closes it."""
+
+    def cut() -> None:
+        stream = response.extensions.get("network_stream")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if isinstance(sock, socket.socket):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    return cut
 
 
 def estimate_tokens(text: str) -> int:
@@ -118,9 +135,17 @@ class OpenAiLlmService:
         )
         try:
             raw = bytearray()
-            for piece in response.iter_bytes():
-                raw += piece
-                if time.monotonic() > ends:
+            with closed_at(ends, _interrupt(response)) as cut:
+                try:
+                    for piece in response.iter_bytes():
+                        raw += piece
+                        if time.monotonic() > ends:
+                            raise LlmError(f"The LLM's answer did not end within {self.deadline:g} s.")
+                except Exception as exc:
+                    if cut() and not isinstance(exc, LlmError):  # closed at the deadline under the read
+                        raise LlmError(f"The LLM's answer did not end within {self.deadline:g} s.") from exc
+                    raise
+                if cut():
                     raise LlmError(f"The LLM's answer did not end within {self.deadline:g} s.")
         finally:
             response.close()
@@ -169,19 +194,30 @@ class OpenAiLlmService:
             chunks = self._attempts(ends, lambda timeout: self._create_stream(messages, timeout))
             refused_with_200(chunks)
             text, reported = [], None
+            late = f"The LLM's answer did not end within {self.deadline:g} s."
             try:
-                for chunk in chunks:
-                    if time.monotonic() > ends:
-                        raise LlmError(f"The LLM's answer did not end within {self.deadline:g} s.")
-                    if chunk.usage:
-                        reported = chunk.usage
-                    for choice in chunk.choices:
-                        piece = choice.delta.content if choice.delta else None
-                        if piece:
-                            text.append(piece)
-                            yield piece
-            except (openai.OpenAIError, httpx2.HTTPError) as exc:
-                raise LlmError(f"The LLM stream failed: {exc!r}") from exc
+                with closed_at(ends, _interrupt(chunks.response)) as cut:
+                    try:
+                        for chunk in chunks:
+                            if time.monotonic() > ends or cut():
+                                raise LlmError(late)
+                            if chunk.usage:
+                                reported = chunk.usage
+                            for choice in chunk.choices:
+                                piece = choice.delta.content if choice.delta else None
+                                if piece:
+                                    text.append(piece)
+                                    yield piece
+                    except LlmError:
+                        raise
+                    except Exception as exc:
+                        if cut():  # closed at the deadline under the read, whatever the read raised
+                            raise LlmError(late) from exc
+                        if isinstance(exc, openai.OpenAIError | httpx2.HTTPError):
+                            raise LlmError(f"The LLM stream failed: {exc!r}") from exc
+                        raise
+                    if cut():  # the close ended the iteration quietly
+                        raise LlmError(late)
             finally:
                 chunks.close()  # a client that went away cancels the upstream request
         if reported:
