@@ -12,10 +12,16 @@ from datafari_rag.agent.admission import Admission, Overloaded
 
 
 def run(admission: Admission, texts: int, seconds: float, log: list[str], name: str) -> None:
+    """A batch of ``texts`` texts taking ``seconds`` to embed (each slice its share)."""
+
+    def compute(piece: list[str]) -> list[float]:
+        time.sleep(seconds * len(piece) / texts)
+        return [0.0] * len(piece)
+
     try:
-        with admission.turn(texts):
+        with admission.turn(texts) as turn:
             log.append(f"{name} start")
-            time.sleep(seconds)
+            assert len(turn.embed([f"{name}{i}" for i in range(texts)], compute)) == texts
             log.append(f"{name} end")
     except Overloaded:
         log.append(f"{name} refused")
@@ -84,3 +90,21 @@ def test_a_batch_that_would_end_after_the_deadline_is_refused_at_arrival() -> No
     first.join()
     run(admission, 10, 0.0, log, "c")  # 10 x 0.03 = 0.3 s: admitted
     assert log[-2:] == ["c start", "c end"]
+
+
+def test_a_batch_the_machine_slows_down_under_is_given_up_after_a_slice() -> None:
+    """The agent's pace known (0.01 s a text), a 96-text batch is admitted for a 1 s deadline;
+    then the machine slows down (other work on the cores: 0.5 s a slice of 32). The batch is given
+    up after the slice that showed it, not computed to its end (1.5 s) for a caller gone at 1 s."""
+    admission, log = Admission(max_pending=1000, deadline=1.0), []
+    run(admission, 32, 0.32, log, "warm")
+
+    def slowed(piece: list[str]) -> list[float]:
+        time.sleep(0.5)
+        return [0.0] * len(piece)
+
+    began = time.monotonic()
+    with pytest.raises(Overloaded), admission.turn(96) as turn:
+        turn.embed([f"t{i}" for i in range(96)], slowed)
+    assert time.monotonic() - began < 1.0  # given up before the caller's deadline
+    assert admission.computed == 32 + 32 and admission.refused == 64

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import threading
 import time
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -92,8 +93,9 @@ def create_embeddings() -> Response:
     if dimensions is not None and dimensions != dimension:
         return openai_error(400, f"This model only produces {dimension} dimensions.", "dimensions")
     try:
-        with current_app.extensions["admission"].turn(len(texts)):
-            vectors = current_app.extensions["query_vectors"].embed(model, texts, embedder.embed)
+        with current_app.extensions["admission"].turn(len(texts)) as turn:
+            compute = partial(turn.embed, compute=embedder.embed)
+            vectors = current_app.extensions["query_vectors"].embed(model, texts, compute)
     except Overloaded as exc:
         response = openai_error(503, str(exc), code="overloaded")
         response.headers["Retry-After"] = str(exc.retry_after)
