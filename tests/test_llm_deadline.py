@@ -60,21 +60,26 @@ def test_an_answer_within_the_deadline_is_untouched(stub: tuple[FakeLlm, str]) -
     assert service(url).generate(MESSAGES) == "one two three"  # type: ignore[arg-type]
 
 
-def test_a_trickling_plain_answer_is_cut_at_the_deadline() -> None:
-    app = Flask("trickle")
+def slow_body(pieces: int, pause: float) -> Flask:
+    """An LLM whose plain answer's body comes a piece every ``pause`` seconds."""
+    app = Flask("slow-body")
 
     @app.post("/v1/chat/completions")
     def completions() -> Response:
         def body() -> Iterator[str]:
             yield '{"choices": [{"message": {"content": "'
-            for _ in range(100):
-                time.sleep(0.2)  # each piece well within llm.timeout
+            for _ in range(pieces):
+                time.sleep(pause)  # each piece well within llm.timeout
                 yield "word "
             yield '"}}]}'
 
         return Response(body(), mimetype="application/json")
 
-    with serve(app) as url:
+    return app
+
+
+def test_a_trickling_plain_answer_is_cut_at_the_deadline() -> None:
+    with serve(slow_body(100, 0.2)) as url:
         began = time.monotonic()
         with pytest.raises(LlmError, match="did not end within 2 s"):
             service(f"{url}/v1").generate(MESSAGES)  # type: ignore[arg-type]
@@ -98,20 +103,7 @@ def test_a_stream_whose_pieces_come_slowly_ends_at_the_deadline_not_at_its_next_
 
 
 def test_a_plain_answer_whose_body_comes_slowly_ends_at_the_deadline() -> None:
-    app = Flask("slow-pieces")
-
-    @app.post("/v1/chat/completions")
-    def completions() -> Response:
-        def body() -> Iterator[str]:
-            yield '{"choices": [{"message": {"content": "'
-            for _ in range(3):
-                time.sleep(1.6)
-                yield "word "
-            yield '"}}]}'
-
-        return Response(body(), mimetype="application/json")
-
-    with serve(app) as url:
+    with serve(slow_body(3, 1.6)) as url:
         began = time.monotonic()
         with pytest.raises(LlmError, match="did not end within 2 s"):
             service(f"{url}/v1").generate(MESSAGES)  # type: ignore[arg-type]

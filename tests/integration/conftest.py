@@ -27,17 +27,20 @@ def cli_environment(monkeypatch: pytest.MonkeyPatch, var: Path, solr: Settings, 
         monkeypatch.setenv(f"DATAFARI_RAG_{key}", value)
 
 
+def trusted_users(settings: Settings, folder: Path, users: dict[str, list[str]]) -> Settings:
+    """Users whose tokens come from a mapping file, each named by the trusted header as a reverse
+    proxy does (X-Remote-User from 127.0.0.1)."""
+    (folder / "mapping.json").write_text(json.dumps({"users": users}))
+    return settings.replace(
+        mapping_file=str(folder / "mapping.json"), trusted_header="X-Remote-User", trusted_proxies="127.0.0.1"
+    )
+
+
 def mapped_users(settings: Settings, folder: Path, prefix: str, users: dict[str, list[str]]) -> Settings:
     """Collections of a test's own (``<prefix>_FileShare``, ``<prefix>_VectorMain``) whose users'
     tokens come from a mapping file, each user named by the trusted header as a reverse proxy does."""
-    (folder / "mapping.json").write_text(json.dumps({"users": users}))
-    return settings.replace(
-        collection_main=f"{prefix}_FileShare",
-        collection_vector=f"{prefix}_VectorMain",
-        mapping_file=str(folder / "mapping.json"),
-        trusted_header="X-Remote-User",
-        trusted_proxies="127.0.0.1",
-    )
+    mine = settings.replace(collection_main=f"{prefix}_FileShare", collection_vector=f"{prefix}_VectorMain")
+    return trusted_users(mine, folder, users)
 
 
 def board_world(

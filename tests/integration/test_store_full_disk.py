@@ -6,7 +6,6 @@ restart."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import time
@@ -20,6 +19,7 @@ from flask.testing import FlaskClient
 from datafari_rag.app import create_app
 from datafari_rag.config import Settings
 from datafari_rag.solr.bootstrap import BootstrapReport
+from tests.integration.conftest import trusted_users
 
 CONV = "/Datafari/rest/v2.0/conversations"
 ALICE = {"X-Remote-User": "alice"}
@@ -72,14 +72,8 @@ def ready(client: FlaskClient, wanted: Callable[[int, dict[str, Any]], bool], se
 def test_a_full_disk_makes_the_store_unready_keeps_what_it_holds_and_recovers_without_restart(
     settings: Settings, bootstrapped: BootstrapReport, small_disk: Path, tmp_path: Path
 ) -> None:
-    (tmp_path / "mapping.json").write_text(json.dumps({"users": {"alice": []}}))
-    mine = settings.replace(
-        store_url=f"sqlite:///{small_disk / 'store.db'}",
-        mapping_file=str(tmp_path / "mapping.json"),
-        trusted_header="X-Remote-User",
-        trusted_proxies="127.0.0.1",
-        health_interval=0.2,
-        health_failures=2,
+    mine = trusted_users(settings, tmp_path, {"alice": []}).replace(
+        store_url=f"sqlite:///{small_disk / 'store.db'}", health_interval=0.2, health_failures=2
     )
     client = create_app(mine).test_client()
     ready(client, lambda status, body: status == 200 and body["store"]["status"] == "UP")

@@ -26,6 +26,7 @@ from datafari_rag.solr.bootstrap import BootstrapReport
 from datafari_rag.store.database import open_engine
 from datafari_rag.testing.fake_llm import FakeLlm
 from datafari_rag.testing.servers import free_port, serve, served_process, served_sidecar, settings_env
+from tests.integration.conftest import trusted_users
 
 API = "/Datafari/rest/v2.0"
 ANSWER = "Employees get twenty five days of paid leave every year."
@@ -256,14 +257,8 @@ def test_a_sidecar_stopped_mid_stream_ends_the_answer_and_records_its_turn(
     longer than the 10 s grace gunicorn used to give, which cut it with no last event and no turn."""
     answer = " ".join(f"part{i}" for i in range(30))
     fake_llm.reset(lambda prompt: answer, chunk_delay=0.5)
-    (tmp_path / "mapping.json").write_text(json.dumps({"users": {"alice": []}}))
-    mine = app_settings.replace(
-        store_url=f"sqlite:///{tmp_path / 'store.db'}",
-        mapping_file=str(tmp_path / "mapping.json"),
-        trusted_header="X-Remote-User",
-        trusted_proxies="127.0.0.1",
-        chat_memory_enabled=True,
-        server_port=free_port(),
+    mine = trusted_users(app_settings, tmp_path, {"alice": []}).replace(
+        store_url=f"sqlite:///{tmp_path / 'store.db'}", chat_memory_enabled=True, server_port=free_port()
     )
     alice = {"X-Remote-User": "alice"}
     base = f"http://127.0.0.1:{mine.server_port}"
