@@ -12,11 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import urllib3
+from flask import Flask, Response, request
 
 from datafari_rag.config import Settings
 from datafari_rag.indexing.indexer import Indexer
-from datafari_rag.solr import SolrClient, user_properties
+from datafari_rag.solr import SolrClient, SolrError, user_properties
 from datafari_rag.solr.bootstrap import bootstrap
+from datafari_rag.testing.servers import serve
 
 SENTENCE = "Sentence {n} of version {v} describes step {n} of the {v} cooling procedure in detail."
 
@@ -127,3 +130,50 @@ def test_a_delete_by_query_right_after_an_uncommitted_add_deletes_it_and_its_chu
         indexer.add([{"id": i, "source": f"batch{round_}", "exactContent": text("alpha", 3)} for i in ids])
         assert indexer.delete_query(f"source:batch{round_}") == 4  # nothing committed yet
         assert mismatches(solr, race, ids) == []
+
+
+def test_a_resend_never_waits_on_its_own_earlier_attempt(solr: SolrClient, settings: Settings, agent_url: str) -> None:
+    """A client gives up on a write whose embedding is slow (2 s against 12 s) and sends the same
+    document again at once, as the indexer does: the resend is answered in its own time, not after
+    the first attempt's embedding (it waited behind it, two minutes at a node loss); the first
+    attempt, overtaken, writes no chunks, and the parent holds the resend's chunks only."""
+    real = urllib3.PoolManager()
+    first, released = [True], threading.Event()
+    json_body = {"Content-Type": "application/json"}
+    proxy = Flask("slow-first-embedding")
+
+    @proxy.post("/v1/embeddings")
+    def embeddings() -> Response:
+        body = request.get_data()
+        if b"first attempt" in body and first[0]:
+            first[0] = False
+            time.sleep(12)  # the first attempt's embedding, slow
+            released.set()
+        answer = real.request("POST", f"{agent_url}/embeddings", body=body, headers=json_body)
+        return Response(answer.data, answer.status, content_type="application/json")
+
+    with serve(proxy) as front:
+        mine = settings.replace(
+            collection_main="resend_FileShare",
+            collection_vector="resend_VectorMain",
+            embeddings_endpoint=f"{front}/v1",
+        )
+        bootstrap(solr, mine)
+        doc = {"id": "resend-1", "title": "Pump", "exactContent": "The first attempt of the pump note. " * 5}
+        impatient = SolrClient(solr.base_url, timeout=2, auth=solr.auth)
+        with pytest.raises(SolrError) as gave_up:
+            impatient.post(f"{mine.collection_main}/update", json=[doc])
+        assert gave_up.value.timed_out
+        began = time.monotonic()
+        solr.post(f"{mine.collection_main}/update", json=[doc])  # the resend, the same document
+        took = time.monotonic() - began
+        assert released.wait(30)
+        time.sleep(1)  # the first attempt writes (or skips) its chunks
+    assert took < 6, f"the resend waited {took:.1f} s"
+    for name in (mine.collection_main, mine.collection_vector):
+        solr.post(f"{name}/update", json={"commit": {}})
+    [parent] = solr.get(f"{mine.collection_main}/select", {"q": "id:resend-1", "fl": "_version_"})["response"]["docs"]
+    chunks = solr.get(
+        f"{mine.collection_vector}/select", {"q": "parent_doc:resend-1", "fl": "parent_version", "rows": 100}
+    )["response"]["docs"]
+    assert chunks and {c["parent_version"] for c in chunks} == {parent["_version_"]}

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.locks.ReentrantLock;
 import org.apache.lucene.search.Query;
 import org.apache.solr.client.solrj.SolrServerException;
 import org.apache.solr.common.SolrException;
@@ -41,20 +42,27 @@ import org.slf4j.LoggerFactory;
  * about {@code batchChunks} texts, and written before any delete or commit in it. If the embedding
  * service or VectorMain fails, the request fails with a 503 naming the documents, whose previous
  * chunks are deleted; the caller sends them again, or {@code reconcile} completes them. Two
- * requests writing the same parent take turns ({@link ParentLocks}): the chunks always belong to
- * the parent's last version.
+ * requests writing the same parent never wait for each other's embedding: each write claims the
+ * parent, and only the newest claim's chunks are written or deleted ({@link ParentLocks}), so the
+ * chunks always belong to the parent's last version and a resend never waits on its own earlier
+ * attempt.
  */
 final class VectorUpdateProcessor extends UpdateRequestProcessor {
   private static final Logger log = LoggerFactory.getLogger(MethodHandles.lookup().lookupClass());
 
-  /** How long a write waits for another request writing the same parent (its chunks embedded). */
+  /**
+   * How long a write of chunks waits for another request's write of the same parent's chunks (one
+   * request to VectorMain, which the chunk client gives up after {@link ChunkClient#IDLE_SECONDS}
+   * of silence).
+   */
   static final long LOCK_WAIT_SECONDS = 120;
 
   /** The parent's field holding chunks its writer cut itself (see {@link #givenChunks}). */
   static final String GIVEN_CHUNKS = ChunkFields.GIVEN_CHUNKS;
 
   /** One written parent whose chunks wait for the request's next embedding batch. */
-  private record Pending(String id, List<String> chunks, List<SolrInputDocument> docs) {}
+  private record Pending(
+      String id, List<String> chunks, List<SolrInputDocument> docs, ParentLocks.Claim claim) {}
 
   private final SolrQueryRequest req;
   private final ChunkWriter writer;
@@ -62,7 +70,7 @@ final class VectorUpdateProcessor extends UpdateRequestProcessor {
   private final Chunker chunker;
   private final List<Pending> pending = new ArrayList<>();
   private final Set<String> pendingIds = new HashSet<>();
-  private final List<ParentLocks.Held> held = new ArrayList<>();
+  private final List<ParentLocks.Claim> claims = new ArrayList<>();
   private int pendingChunks;
   private int commitWithin = -1;
   private final ErrorCode busy;
@@ -92,15 +100,16 @@ final class VectorUpdateProcessor extends UpdateRequestProcessor {
     if (pendingIds.contains(id)) {
       flush(); // the same document twice in one request: its versions' chunks stay in order
     }
-    lockForAdd(id);
     SolrInputDocument parent = cmd.getSolrInputDocument();
     List<String> chunks = givenChunks(parent);
     if (chunks == null) {
       chunks = chunker.split(text(parent, settings.textField()));
     }
     List<SolrInputDocument> docs = chunkDocuments(parent, id, chunks, cmd.getVersion());
-    super.processAdd(cmd); // a parent Solr refuses leaves no chunks behind
-    pending.add(new Pending(id, chunks, docs));
+    // a parent Solr refuses leaves no claim and no chunks behind
+    ParentLocks.Claim claim = ParentLocks.claim(id, () -> super.processAdd(cmd));
+    claims.add(claim);
+    pending.add(new Pending(id, chunks, docs, claim));
     pendingIds.add(id);
     pendingChunks += chunks.size();
     if (cmd.commitWithin >= 0) {
@@ -124,23 +133,26 @@ final class VectorUpdateProcessor extends UpdateRequestProcessor {
     } else {
       parents.addAll(matchingIds(cmd.getQuery()));
     }
-    try {
-      for (String parent : ParentLocks.ordered(parents)) {
-        await(parent);
-      }
-      try {
-        writer.deleteParents(parents, cmd.commitWithin);
-      } catch (SolrServerException | IOException | RuntimeException e) {
-        throw unavailable(
-            busy,
-            "Could not delete the chunks of the deleted documents",
-            e,
-            "the documents were not deleted, send the delete again");
-      }
-      super.processDelete(cmd);
-    } finally {
-      release();
+    List<ParentLocks.Claim> deleted = new ArrayList<>();
+    for (String parent : parents) {
+      deleted.add(ParentLocks.claim(parent, () -> {}));
     }
+    claims.addAll(deleted);
+    List<ReentrantLock> locks = writeLocks(deleted);
+    try {
+      writer.deleteParents(
+          deleted.stream().filter(ParentLocks.Claim::current).map(ParentLocks.Claim::id).toList(),
+          cmd.commitWithin);
+    } catch (SolrServerException | IOException | RuntimeException e) {
+      throw unavailable(
+          busy,
+          "Could not delete the chunks of the deleted documents",
+          e,
+          "the documents were not deleted, send the delete again");
+    } finally {
+      ParentLocks.unlock(locks);
+    }
+    super.processDelete(cmd);
   }
 
   @Override
@@ -180,42 +192,29 @@ final class VectorUpdateProcessor extends UpdateRequestProcessor {
 
   @Override
   protected void doClose() {
-    release(); // the request failed before finish(): its parents are free again
+    for (ParentLocks.Claim claim : claims) {
+      claim.release();
+    }
+    claims.clear();
   }
 
   /**
-   * Takes the parent's lock before its write. If another request holds it, this one first writes
-   * what it has pending (releasing its own locks), so that no two requests wait for each other.
+   * The write locks of these claims' parents, for one request to VectorMain; a 503 (500 when
+   * forwarded) if another request's write of the same chunks held one for {@link
+   * #LOCK_WAIT_SECONDS}.
    */
-  private void lockForAdd(String id) {
-    ParentLocks.Held lock = ParentLocks.tryLock(id);
-    if (lock != null) {
-      held.add(lock);
-      return;
-    }
-    flush();
-    await(id);
-  }
-
-  private void await(String id) {
-    ParentLocks.Held lock = ParentLocks.lock(id, LOCK_WAIT_SECONDS);
-    if (lock == null) {
+  private List<ReentrantLock> writeLocks(List<ParentLocks.Claim> of) {
+    List<ReentrantLock> locks = ParentLocks.writeLocks(of, LOCK_WAIT_SECONDS);
+    if (locks == null) {
       throw new SolrException(
           busy,
-          "Document "
-              + id
-              + " has been written by another request for "
+          "The chunks of "
+              + of.stream().map(ParentLocks.Claim::id).limit(10).toList()
+              + " have been written by another request for "
               + LOCK_WAIT_SECONDS
-              + " s while its chunks are made; nothing was written, send it again");
+              + " s; send them again");
     }
-    held.add(lock);
-  }
-
-  private void release() {
-    for (ParentLocks.Held lock : held) {
-      lock.release();
-    }
-    held.clear();
+    return locks;
   }
 
   /**
@@ -226,12 +225,8 @@ final class VectorUpdateProcessor extends UpdateRequestProcessor {
    * chunk). Either way the parents' locks are released.
    */
   private void flush() {
-    try {
-      if (!pending.isEmpty()) {
-        write();
-      }
-    } finally {
-      release(); // also the lock of a parent Solr refused
+    if (!pending.isEmpty()) {
+      write();
     }
   }
 
@@ -247,20 +242,50 @@ final class VectorUpdateProcessor extends UpdateRequestProcessor {
     } catch (RuntimeException e) {
       throw failed("Could not embed the chunks of " + names(batch), batch, within, e);
     }
+    List<ReentrantLock> locks = writeLocks(batch.stream().map(Pending::claim).toList());
     try {
-      writer.replace(batch.stream().map(p -> Map.entry(p.id(), p.docs())).toList(), within);
+      // a parent written again meanwhile (a resend that overtook this request): its newer write
+      // writes its chunks
+      List<Map.Entry<String, List<SolrInputDocument>>> current =
+          batch.stream()
+              .filter(p -> p.claim().current())
+              .map(p -> Map.entry(p.id(), p.docs()))
+              .toList();
+      writer.replace(current, within);
     } catch (SolrServerException | IOException | RuntimeException e) {
       throw failed(
           "Could not write the chunks of " + names(batch) + " to " + settings.collection(),
           batch,
           within,
-          e);
+          e,
+          locks);
+    } finally {
+      ParentLocks.unlock(locks);
     }
   }
 
   private SolrException failed(String what, List<Pending> batch, int within, Exception e) {
+    List<ReentrantLock> locks =
+        ParentLocks.writeLocks(batch.stream().map(Pending::claim).toList(), LOCK_WAIT_SECONDS);
     try {
-      writer.deleteParents(batch.stream().map(Pending::id).toList(), within);
+      return failed(what, batch, within, e, locks == null ? List.of() : locks);
+    } finally {
+      if (locks != null) {
+        ParentLocks.unlock(locks);
+      }
+    }
+  }
+
+  /**
+   * Deletes the chunks of the batch's parents this request still writes last ({@code locks} held).
+   */
+  private SolrException failed(
+      String what, List<Pending> batch, int within, Exception e, List<ReentrantLock> locks) {
+    try {
+      if (!locks.isEmpty()) {
+        writer.deleteParents(
+            batch.stream().filter(p -> p.claim().current()).map(Pending::id).toList(), within);
+      }
     } catch (SolrServerException | IOException | RuntimeException cleanup) {
       log.warn("Could not delete the previous chunks of {}: {}", names(batch), cleanup.toString());
     }
