@@ -201,6 +201,10 @@ def test_losing_any_one_node_keeps_search_answers_and_indexing_working(
                 time.sleep(0.25)
                 return None if got.status == 200 else f"{got.status} {got.data[:300]!r}"
 
+            deadline = time.monotonic() + 120  # a load balancer takes the sidecar in once it is ready
+            while http.request("GET", f"{sidecar}/health/ready").status != 200:
+                assert time.monotonic() < deadline, "the sidecar did not become ready"
+                time.sleep(0.1)
             load = Load()
             clients = {"search": search, "vector": vector, "answer": answer, "ready": ready} | (
                 {"index": index} if how == "kill" else {}
