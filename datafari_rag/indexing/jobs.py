@@ -25,6 +25,7 @@ from sqlalchemy import Engine, select, update
 from sqlalchemy.orm import sessionmaker
 
 from ..metrics import INDEX_JOBS
+from ..paths import var_dir
 from ..store import StoreUnavailable, transaction
 from ..store.schema import IndexJob
 from .callbacks import post_progress
@@ -218,9 +219,19 @@ def start_job(
     return thread
 
 
+def job_folder(job_id: str) -> Path:
+    """The folder that keeps a job's input until it ends (``var/jobs/<id>``), made readable by this
+    user only: it holds documents that may be private, as the temporary folder it replaced did."""
+    jobs = var_dir() / "jobs"
+    jobs.mkdir(mode=0o700, parents=True, exist_ok=True)
+    jobs.chmod(0o700)
+    folder = jobs / job_id
+    folder.mkdir(mode=0o700)
+    return folder
+
+
 def keep_documents(folder: Path, documents: list[dict[str, Any]]) -> None:
     """A JSON job's documents, kept in its folder until it ends."""
-    folder.mkdir(parents=True, exist_ok=True)
     with open(folder / DOCUMENTS, "w", encoding="utf-8") as out:
         for doc in documents:
             out.write(json.dumps(doc, ensure_ascii=False) + "\n")

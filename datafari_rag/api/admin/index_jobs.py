@@ -34,9 +34,8 @@ from ...indexing.callbacks import CallbackRefused, check_callback
 from ...indexing.files import SUFFIXES
 from ...indexing.indexer import Indexer
 from ...indexing.job_keeper import identity
-from ...indexing.jobs import FIELDS, JobStore, keep_documents, kept_documents, start_job
+from ...indexing.jobs import FIELDS, JobStore, job_folder, keep_documents, kept_documents, start_job
 from ...indexing.visibility import has_acl, readable_by
-from ...paths import var_dir
 from ...security.authority import own_token
 from ...store import StoreUnavailable
 from ..datafari.update import may_write
@@ -155,7 +154,6 @@ def _files_form() -> tuple[list[FileStorage], dict[str, Any], Any, Any, Any]:
 def _saved(files: list[FileStorage], fields: dict[str, Any], folder: Path) -> list[str] | None:
     """The files saved to the job's folder with the form's fields, kept until the job ends; the
     ids their documents will have (None when a JSON-lines file names its own)."""
-    folder.mkdir(parents=True, exist_ok=True)
     names = [secure_filename(upload.filename or "") for upload in files]
     for upload, name in zip(files, names, strict=True):
         upload.save(folder / name)
@@ -191,8 +189,8 @@ def create_job() -> tuple[Response, int]:
     indexer = _indexer(workflow_id or None)
     url = _callback(callback)
     job_id = str(uuid.uuid4())
-    folder = var_dir() / "jobs" / job_id  # the job's input, kept until it ends: a job is resumed from it
     username = current_access().username or "local"
+    folder = job_folder(job_id)  # the job's input, kept until it ends: a job is resumed from it
     try:
         if uploads:
             ids = _saved(uploads, fields, folder)
